@@ -1,0 +1,3 @@
+"""newsdesk: collect news feeds, fold articles into issues."""
+
+__version__ = "0.1.0"

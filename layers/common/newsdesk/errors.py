@@ -1,0 +1,92 @@
+"""The exceptions newsdesk raises.
+
+NewsdeskError
+├── ConfigError            bad configuration: fix the file or variable, then run again
+│   ├── SettingsError      an environment variable (named in the message)
+│   └── SourcesError       sources.yaml (file, entry number and field in the message)
+├── FeedError              one feed failed: recorded and counted, never fails an SQS record
+│   ├── FetchError         the HTTP side
+│   │   ├── FetchTimeoutError      the whole download took longer than FETCH_TIMEOUT_SECONDS
+│   │   ├── BlockedAddressError    the feed resolves to a private, loopback or metadata address
+│   │   ├── ResponseTooLargeError  the body is over FETCH_MAX_BYTES
+│   │   └── HTTPStatusError        an answer other than 2xx
+│   └── FeedParseError     the bytes are not a feed
+├── InfrastructureError    our own backing services failed: the SQS record fails and is retried
+│   ├── StoreError         PostgreSQL
+│   ├── StateError         DynamoDB
+│   └── FanOutError        SQS refused messages even after retries
+└── MessageError           an SQS message body that is not an outlet message (goes to the DLQ)
+"""
+
+from __future__ import annotations
+
+
+class NewsdeskError(Exception):
+    """Base of every error newsdesk raises on purpose."""
+
+
+class ConfigError(NewsdeskError):
+    """Configuration that cannot be used."""
+
+
+class SettingsError(ConfigError):
+    """An environment variable is missing or malformed."""
+
+
+class SourcesError(ConfigError):
+    """sources.yaml is malformed; the message names the file, entry and field."""
+
+
+class FeedError(NewsdeskError):
+    """One feed could not be collected. ``reason`` is a short machine-readable tag."""
+
+    reason = "error"
+
+
+class FetchError(FeedError):
+    reason = "fetch"
+
+
+class FetchTimeoutError(FetchError):
+    reason = "timeout"
+
+
+class BlockedAddressError(FetchError):
+    reason = "blocked_address"
+
+
+class ResponseTooLargeError(FetchError):
+    reason = "too_large"
+
+
+class HTTPStatusError(FetchError):
+    reason = "http_status"
+
+    def __init__(self, status: int, url: str) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.url = url
+
+
+class FeedParseError(FeedError):
+    reason = "not_a_feed"
+
+
+class InfrastructureError(NewsdeskError):
+    """A backing service failed; the unit of work must be retried."""
+
+
+class StoreError(InfrastructureError):
+    pass
+
+
+class StateError(InfrastructureError):
+    pass
+
+
+class FanOutError(InfrastructureError):
+    pass
+
+
+class MessageError(NewsdeskError):
+    pass

@@ -1,0 +1,116 @@
+"""A feed server on 127.0.0.1 for the demo and the tests: files, error statuses, and servers
+that hang or trickle, with a count of the requests each path received."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+
+
+@dataclass(frozen=True)
+class Route:
+    """What one path answers. ``mode``: "body" (status, headers, body), "hang" (accepts, never
+    answers), "trickle" (headers, then one byte every ``interval`` seconds)."""
+
+    body: bytes = b""
+    status: int = 200
+    content_type: str = "application/rss+xml; charset=utf-8"
+    mode: str = "body"
+    interval: float = 1.0
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a client that gave up mid-answer is what several routes are for
+
+
+class FeedServer:
+    def __init__(self) -> None:
+        self.routes: dict[str, Route] = {}
+        self.requests: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd = _QuietServer(("127.0.0.1", 0), self._handler_class())
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    def add(self, path: str, route: Route) -> str:
+        self.routes[path] = route
+        return self.url(path)
+
+    def __enter__(self) -> FeedServer:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._stopping.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                path = self.path
+                with server._lock:
+                    server.requests[path] += 1
+                route = server.routes.get(path)
+                if route is None:
+                    self._send(Route(b"not found", 404, "text/plain"))
+                elif route.mode == "hang":
+                    server._stopping.wait()
+                elif route.mode == "trickle":
+                    self._trickle(route)
+                else:
+                    self._send(route)
+
+            def _send(self, route: Route) -> None:
+                self.send_response(route.status)
+                self.send_header("Content-Type", route.content_type)
+                self.send_header("Content-Length", str(len(route.body)))
+                for name, value in route.headers:
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(route.body)
+
+            def _trickle(self, route: Route) -> None:
+                self.send_response(route.status)
+                self.send_header("Content-Type", route.content_type)
+                self.send_header("Content-Length", str(len(route.body)))
+                self.end_headers()
+                for index in range(len(route.body)):
+                    if server._stopping.wait(route.interval):
+                        return
+                    try:
+                        self.wfile.write(route.body[index : index + 1])
+                        self.wfile.flush()
+                    except OSError:
+                        return
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        return Handler

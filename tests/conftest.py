@@ -1,0 +1,143 @@
+"""Real parts for the tests: PostgreSQL (DATABASE_URL, or pgserver in a temporary folder), moto's
+server on 127.0.0.1 for SQS and DynamoDB, and a feed server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import requests
+from newsdesk import aws
+from newsdesk.feedserver import FeedServer, Route
+from newsdesk.local import REGION, TABLE_NAME, LocalRuntime
+from newsdesk.migrate import migrate
+from newsdesk.settings import Settings
+from newsdesk.store import Database
+
+ROOT = Path(__file__).resolve().parent.parent
+EVENTS = ROOT / "events"
+FEEDS = Path(__file__).resolve().parent / "feeds"
+
+# Every test runs with these; none of them names an address but 127.0.0.1.
+BASE_ENV = {
+    "AWS_DEFAULT_REGION": REGION,
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "POWERTOOLS_SERVICE_NAME": "newsdesk-test",
+    "POWERTOOLS_METRICS_NAMESPACE": "newsdesk-test",
+    "STATE_TABLE_NAME": TABLE_NAME,
+    "FETCH_ALLOW_PRIVATE_NETWORKS": "true",
+    "FETCH_INTERVAL_SECONDS": "0",
+    "FETCH_TIMEOUT_SECONDS": "2",
+}
+
+
+def load_event(name: str) -> dict[str, Any]:
+    """The same files `sam local invoke -e events/NAME.json` uses."""
+    event: dict[str, Any] = json.loads((EVENTS / f"{name}.json").read_text(encoding="utf-8"))
+    return event
+
+
+def feed_bytes(name: str) -> bytes:
+    return (FEEDS / name).read_bytes()
+
+
+@pytest.fixture(scope="session")
+def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if os.environ.get("DATABASE_URL"):
+        yield os.environ["DATABASE_URL"]
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
+        import pgserver
+
+        server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
+    database = Database(lambda: str(server.get_uri()))
+    migrate(database)
+    database.close()
+    yield str(server.get_uri())
+
+
+@pytest.fixture
+def database(postgres_url: str) -> Iterator[Database]:
+    database = Database(lambda: postgres_url)
+    migrate(database)
+    with database.transaction() as cursor:
+        cursor.execute("TRUNCATE raw_article, issue, category RESTART IDENTITY CASCADE")
+    yield database
+    database.close()
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Iterator[str]:
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture(autouse=True)
+def environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("DATABASE_URL", "AWS_ENDPOINT_URL", "AWS_PROFILE", "SOURCES_PATH"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in BASE_ENV.items():
+        monkeypatch.setenv(key, value)
+
+
+@pytest.fixture
+def aws_env(
+    moto_endpoint: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Iterator[LocalRuntime]:
+    """A clean moto with the queue, dead-letter queue and state table created, as the local
+    runtime creates them; the runtime's ``client`` and ``env`` are the tests' handles."""
+    requests.post(f"{moto_endpoint}/moto-api/reset", timeout=10).raise_for_status()
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
+    aws.sqs_client.cache_clear()
+    aws.dynamodb_client.cache_clear()
+    settings = Settings(data_dir=tmp_path / "data", database_url="postgresql://unused")
+    with LocalRuntime(settings, dict(os.environ)) as runtime:
+        monkeypatch.setenv("OUTLET_QUEUE_URL", runtime.env["OUTLET_QUEUE_URL"])
+        yield runtime
+    aws.sqs_client.cache_clear()
+    aws.dynamodb_client.cache_clear()
+
+
+@pytest.fixture
+def feed_server() -> Iterator[FeedServer]:
+    with FeedServer() as server:
+        yield server
+
+
+@pytest.fixture
+def serve(feed_server: FeedServer) -> Callable[..., str]:
+    """serve(path, file=None, **route) -> URL on the loopback feed server."""
+
+    def add(path: str, file: str | None = None, **route: Any) -> str:
+        if file is not None:
+            route.setdefault("body", feed_bytes(file))
+        return feed_server.add(path, Route(**route))
+
+    return add
+
+
+@pytest.fixture
+def load_handler(monkeypatch: pytest.MonkeyPatch) -> Callable[..., ModuleType]:
+    """Import a function's module afresh, as a new Lambda container would, with ``env``."""
+
+    def load(name: str, **env: str) -> ModuleType:
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        module = importlib.import_module(f"newsdesk_functions.collect.{name}")
+        return importlib.reload(module)
+
+    return load

@@ -1,0 +1,134 @@
+"""`newsdesk collect` and `newsdesk demo` end to end: the fan-out and worker functions run in
+their own processes, moto and PostgreSQL are real, the feeds come from 127.0.0.1."""
+
+import json
+import os
+import re
+import time
+
+import pytest
+from newsdesk.cli import main
+
+pytestmark = pytest.mark.slow
+
+
+def environ(tmp_path, **extra):
+    env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
+    env.update(NEWSDESK_DATA_DIR=str(tmp_path / "data"), **extra)
+    return env
+
+
+def test_collect_json_with_a_dead_outlet(
+    tmp_path, serve, feed_server, database, postgres_url, capsys
+):
+    # GIVEN two live outlets and a dead one of six feeds that never answer
+    entries = [
+        ("연합뉴스", serve("/yna/politics.xml", "good.xml"), "정치"),
+        ("연합뉴스", serve("/yna/economy.xml", "atom.xml"), "경제"),
+        (
+            "매일경제",
+            serve(
+                "/mk/economy.xml",
+                "cp949-labelled-euc-kr.xml",
+                content_type="text/xml; charset=euc-kr",
+            ),
+            "경제",
+        ),
+    ] + [("프레시안", serve(f"/pressian/{n}.xml", mode="hang"), "정치") for n in range(6)]
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(
+        "".join(f'- {{source: "{s}", url: "{u}", category: "{c}"}}\n' for s, u, c in entries),
+        encoding="utf-8",
+    )
+    env = environ(tmp_path, DATABASE_URL=postgres_url, FETCH_TIMEOUT_SECONDS="2")
+    args = ["collect", "--sources", str(sources), "--json", "--concurrency", "3"]
+
+    # WHEN a round runs
+    started = time.monotonic()
+    assert main(args, env) == 0
+    seconds = time.monotonic() - started
+    first = json.loads(capsys.readouterr().out)
+
+    # THEN the dead outlet cost two requests and two timeouts, not six
+    dead = [n for path, n in feed_server.requests.items() if path.startswith("/pressian/")]
+    assert sum(dead) == 2
+    assert seconds < 30
+    by_source = {o["source"]: o for o in first["outlets"]}
+    assert [o["source"] for o in first["outlets"]] == ["연합뉴스", "매일경제", "프레시안"]
+    assert by_source["프레시안"] == {
+        "source": "프레시안",
+        "feeds_attempted": 2,
+        "feeds_failed": 2,
+        "feeds_skipped": 4,
+        "new": 0,
+        "duplicate": 0,
+        "photo_filtered": 0,
+        "total": 0,
+    }
+    assert by_source["연합뉴스"]["new"] == 4
+    assert by_source["연합뉴스"]["photo_filtered"] == 2
+    assert by_source["매일경제"]["new"] == 3
+    assert first["totals"] == {
+        "feeds_attempted": 5,
+        "feeds_failed": 2,
+        "feeds_skipped": 4,
+        "new": 7,
+        "duplicate": 0,
+        "photo_filtered": 2,
+        "total": 7,
+    }
+
+    # AND a second round stores nothing new, with the feed state kept between runs
+    assert main(args, env) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert second["totals"]["new"] == 0
+    assert second["totals"]["duplicate"] == 7
+    saved = json.loads((tmp_path / "data" / "aws-state.json").read_text(encoding="utf-8"))
+    failures = {
+        item["sk"]["S"]: int(item["consecutive_failures"]["N"])
+        for item in saved["items"]
+        if item["pk"]["S"] == "outlet#프레시안"
+    }
+    assert sorted(failures.values()) == [2, 2]
+
+
+def test_collect_prints_the_seed_line_per_feed(tmp_path, serve, database, postgres_url, capsys):
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(
+        f'- {{source: "뉴시스", url: "{serve("/g.xml", "good.xml")}", category: "정치"}}\n',
+        encoding="utf-8",
+    )
+    env = environ(tmp_path, DATABASE_URL=postgres_url)
+    assert main(["collect", "--sources", str(sources), "--concurrency", "1"], env) == 0
+    out = capsys.readouterr().out
+    assert "Source: 뉴시스 | New: 3 | Skip: 0 | Total: 3\n" in out
+    assert "Articles: 3 new, 0 duplicate, 2 photo-filtered" in out
+
+
+def test_collect_refuses_a_broken_sources_file_before_sending(tmp_path, capsys):
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(
+        '- {source: A, url: "https://a.test/x", category: 정치}\n- {source: B}\n', encoding="utf-8"
+    )
+    assert main(["collect", "--sources", str(sources)], environ(tmp_path)) == 2
+    assert "entry 2: field 'url'" in capsys.readouterr().err
+    assert not (tmp_path / "data").exists()  # nothing was started
+
+
+def test_collect_with_the_database_down_fails_loudly(tmp_path, serve, capsys):
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(
+        f'- {{source: A, url: "{serve("/g.xml", "good.xml")}", category: 정치}}\n', encoding="utf-8"
+    )
+    env = environ(tmp_path, DATABASE_URL="postgresql://newsdesk@127.0.0.1:9/none")
+    assert main(["collect", "--sources", str(sources)], env) == 2
+    assert "cannot connect to PostgreSQL" in capsys.readouterr().err
+
+
+def test_demo_runs_a_round_on_embedded_services(tmp_path, capsys):
+    assert main(["demo"], environ(tmp_path, DATABASE_URL="postgresql://ignored@127.0.0.1:9/x")) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^Source: 연합뉴스 \| New: \d+ \| Skip: 0 \| Total: \d+$", out, re.M)
+    assert "Source: 프레시안 | Skipped: outlet breaker open" in out
+    assert re.search(r"Feeds: 11 attempted, 9 ok, 2 failed, 1 skipped", out)
+    assert re.search(r"Articles: 31 new, 0 duplicate, 12 photo-filtered", out)

@@ -1,0 +1,126 @@
+"""fetch() against a real HTTP server on 127.0.0.1. No other address is ever contacted: the
+guard is checked by resolving names and by refusing the loopback server in strict mode."""
+
+import gzip
+import time
+
+import pytest
+from newsdesk.errors import (
+    BlockedAddressError,
+    FetchError,
+    FetchTimeoutError,
+    HTTPStatusError,
+    ResponseTooLargeError,
+)
+from newsdesk.fetch import FetchPolicy, fetch, is_blocked_address
+from newsdesk.settings import USER_AGENT
+
+LOOPBACK = FetchPolicy(
+    timeout_seconds=2, max_bytes=100_000, user_agent=USER_AGENT, allow_private_networks=True
+)
+STRICT = FetchPolicy(timeout_seconds=2, max_bytes=100_000, user_agent=USER_AGENT)
+
+
+def test_good_feed_is_downloaded_with_an_honest_user_agent(serve, feed_server):
+    url = serve("/good.xml", "good.xml")
+    result = fetch(url, LOOPBACK)
+    assert result.status == 200
+    assert result.content.startswith(b"<?xml")
+    assert result.content_type == "application/rss+xml; charset=utf-8"
+    assert feed_server.requests["/good.xml"] == 1
+    assert USER_AGENT.startswith("newsdesk/")
+
+
+@pytest.mark.parametrize("status", [404, 500, 503])
+def test_error_status_fails(serve, status):
+    url = serve("/x.xml", body=b"nope", status=status, content_type="text/plain")
+    with pytest.raises(HTTPStatusError) as caught:
+        fetch(url, LOOPBACK)
+    assert caught.value.status == status
+
+
+def test_a_server_that_never_answers_is_cut_at_the_deadline(serve):
+    url = serve("/hang.xml", mode="hang")
+    started = time.monotonic()
+    with pytest.raises(FetchTimeoutError):
+        fetch(url, LOOPBACK)
+    # bounded by the 2 s policy plus scheduling slack, not by a per-read timeout loop
+    assert time.monotonic() - started < 2 + 3
+
+
+def test_a_trickling_server_cannot_hold_the_fetch(serve):
+    # One byte every 0.2 s: each read succeeds, only the whole-download deadline stops it.
+    url = serve("/trickle.xml", "good.xml", mode="trickle", interval=0.2)
+    started = time.monotonic()
+    with pytest.raises(FetchTimeoutError):
+        fetch(url, LOOPBACK)
+    assert time.monotonic() - started < 2 + 3
+
+
+def test_declared_oversized_body_is_refused_before_reading(serve):
+    url = serve("/big.xml", body=b"x" * 200_000)
+    with pytest.raises(ResponseTooLargeError, match="Content-Length"):
+        fetch(url, LOOPBACK)
+
+
+def test_gzip_body_is_capped_on_its_expanded_size(serve):
+    expanded = b"<rss>" + b" " * 500_000 + b"</rss>"
+    url = serve("/bomb.xml", body=gzip.compress(expanded), headers=(("Content-Encoding", "gzip"),))
+    with pytest.raises(ResponseTooLargeError, match="body is over"):
+        fetch(url, LOOPBACK)
+
+
+def test_redirects_are_followed(serve):
+    target = serve("/good.xml", "good.xml")
+    url = serve("/moved", status=301, headers=(("Location", target),))
+    assert fetch(url, LOOPBACK).url == target
+
+
+def test_a_redirect_loop_fails(serve):
+    url = serve("/loop", status=302, headers=(("Location", "/loop"),))
+    with pytest.raises(FetchError, match="redirects"):
+        fetch(url, LOOPBACK)
+
+
+def test_strict_mode_refuses_loopback_before_sending_a_request(serve, feed_server):
+    url = serve("/good.xml", "good.xml")
+    with pytest.raises(BlockedAddressError, match=r"127\.0\.0\.1"):
+        fetch(url, STRICT)
+    assert feed_server.requests["/good.xml"] == 0
+
+
+def test_strict_mode_refuses_localhost_by_name(serve, feed_server):
+    url = serve("/good.xml", "good.xml").replace("127.0.0.1", "localhost")
+    with pytest.raises(BlockedAddressError):
+        fetch(url, STRICT)
+    assert feed_server.requests["/good.xml"] == 0
+
+
+def test_connection_refused_is_a_fetch_error():
+    # a port nobody listens on, on loopback
+    with pytest.raises(FetchError):
+        fetch("http://127.0.0.1:9/feed.xml", LOOPBACK)
+
+
+@pytest.mark.parametrize(
+    ("address", "blocked"),
+    [
+        ("127.0.0.1", True),
+        ("::1", True),
+        ("10.1.2.3", True),
+        ("172.16.0.1", True),
+        ("192.168.0.10", True),
+        ("169.254.169.254", True),  # instance metadata
+        ("fd00:ec2::254", True),  # instance metadata over IPv6
+        ("100.64.0.1", True),
+        ("0.0.0.0", True),
+        ("224.0.0.1", True),
+        ("::ffff:127.0.0.1", True),
+        ("fe80::1%eth0", True),
+        ("203.0.113.5", True),  # documentation range, not global
+        ("8.8.8.8", False),
+        ("2001:4860:4860::8888", False),
+    ],
+)
+def test_blocked_addresses(address, blocked):
+    assert is_blocked_address(address) is blocked

@@ -1,0 +1,187 @@
+"""The Lambda entry points, invoked in-process with the files in events/ (the ones
+`sam local invoke -e` takes), against moto, PostgreSQL and the loopback feed server."""
+
+import json
+
+import pytest
+from botocore.stub import Stubber
+from newsdesk.aws import sqs_client
+from newsdesk.errors import FanOutError
+from newsdesk.fanout import fan_out
+from newsdesk.local import LocalContext
+from newsdesk.messages import OutletMessage, parse_time
+from newsdesk.sources import Feed
+
+from tests.conftest import load_event
+
+
+def receive_all(sqs, queue_url):
+    messages = []
+    while batch := sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get(
+        "Messages", []
+    ):
+        messages += batch
+    return messages
+
+
+def write_sources(tmp_path, outlets: int, feeds_each: int = 2):
+    lines = []
+    for o in range(outlets):
+        for f in range(feeds_each):
+            lines.append(
+                f'- {{source: "언론사{o:02d}", url: "https://o{o}.test/{f}.xml", category: "정치"}}'
+            )
+    path = tmp_path / "sources.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_fanout_sends_one_message_per_outlet(aws_env, load_handler, tmp_path):
+    # GIVEN 25 outlets of 2 feeds (three SendMessageBatch calls)
+    sources = write_sources(tmp_path, outlets=25)
+    handler = load_handler("fanout", SOURCES_PATH=str(sources))
+    # WHEN the scheduled event arrives
+    result = handler.lambda_handler(load_event("fanout"), LocalContext("fanout"))
+    # THEN 25 messages, each one outlet with its feeds in order and the schedule time
+    assert result == {"outlets": 25, "feeds": 50, "messages_sent": 25, "batches": 3, "retried": 0}
+    messages = receive_all(aws_env.client("sqs"), aws_env.env["OUTLET_QUEUE_URL"])
+    parsed = sorted(
+        (OutletMessage.from_json(m["Body"]) for m in messages), key=lambda m: m.outlet.name
+    )
+    assert [m.outlet.name for m in parsed] == [f"언론사{o:02d}" for o in range(25)]
+    assert [f.url for f in parsed[3].outlet.feeds] == [
+        "https://o3.test/0.xml",
+        "https://o3.test/1.xml",
+    ]
+    assert {m.scheduled_at for m in parsed} == {parse_time("2026-12-01T00:00:00Z")}
+
+
+def test_fanout_with_a_broken_sources_file_sends_nothing(aws_env, load_handler, tmp_path):
+    path = tmp_path / "sources.yaml"
+    path.write_text('- {source: A, url: "https://a.test/1", category: 정치}\n- {source: B}\n')
+    handler = load_handler("fanout", SOURCES_PATH=str(path))
+    with pytest.raises(Exception, match="entry 2: field 'url'"):
+        handler.lambda_handler(load_event("fanout"), LocalContext("fanout"))
+    assert receive_all(aws_env.client("sqs"), aws_env.env["OUTLET_QUEUE_URL"]) == []
+
+
+def batch_response(ids, failed):
+    return {
+        "Successful": [
+            {"Id": i, "MessageId": f"m{i}", "MD5OfMessageBody": "x"} for i in ids if i not in failed
+        ],
+        "Failed": [{"Id": i, "SenderFault": False, "Code": "InternalError"} for i in failed],
+    }
+
+
+def test_fanout_retries_the_entries_sqs_failed(aws_env):
+    feeds = [Feed(f"O{n}", f"https://o{n}.test/feed", "정치") for n in range(3)]
+    sqs = sqs_client()
+    with Stubber(sqs) as stub:
+        stub.add_response("send_message_batch", batch_response(["0", "1", "2"], {"1"}))
+        stub.add_response("send_message_batch", batch_response(["1"], set()))
+        result = fan_out(
+            feeds, parse_time("2026-12-01T00:00:00Z"), sqs, "https://q.test/q", sleep=lambda _: None
+        )
+        stub.assert_no_pending_responses()
+    assert (result.messages_sent, result.batches, result.retried) == (3, 2, 1)
+
+
+def test_fanout_raises_when_sqs_keeps_failing(aws_env):
+    feeds = [Feed("O1", "https://o1.test/feed", "정치")]
+    sqs = sqs_client()
+    with Stubber(sqs) as stub:
+        for _ in range(3):
+            stub.add_response("send_message_batch", batch_response(["0"], {"0"}))
+        with pytest.raises(FanOutError, match="O1"):
+            fan_out(
+                feeds,
+                parse_time("2026-12-01T00:00:00Z"),
+                sqs,
+                "https://q.test/q",
+                sleep=lambda _: None,
+            )
+
+
+def worker_event(feed_urls, source="연합뉴스"):
+    """events/worker.json with its feeds pointed at the loopback server."""
+    event = load_event("worker")
+    body = json.loads(event["Records"][0]["body"])
+    assert body["source"] == source
+    body["feeds"] = [{"url": url, "category": category} for url, category in feed_urls]
+    event["Records"][0]["body"] = json.dumps(body, ensure_ascii=False)
+    return event
+
+
+def count_articles(database):
+    with database.transaction() as cursor:
+        cursor.execute("SELECT count(*) FROM raw_article")
+        return cursor.fetchone()[0]
+
+
+def test_worker_event_file_is_processed(aws_env, database, load_handler, serve, postgres_url):
+    event = worker_event(
+        [
+            (serve("/p.xml", "good.xml"), "정치"),
+            (serve("/e.xml", "atom.xml"), "경제"),
+            (serve("/s.xml", status=500, body=b""), "사회"),
+        ]
+    )
+    handler = load_handler("worker", DATABASE_URL=postgres_url)
+    response = handler.lambda_handler(event, LocalContext("worker"))
+    assert response["batchItemFailures"] == []
+    (outlet,) = response["outlets"]
+    assert (outlet["source"], outlet["new"], outlet["feeds_failed"]) == ("연합뉴스", 4, 1)
+    assert count_articles(database) == 4
+
+
+def test_the_same_event_twice_leaves_the_same_rows(
+    aws_env, database, load_handler, serve, postgres_url
+):
+    event = worker_event([(serve("/p.xml", "good.xml"), "정치")])
+    handler = load_handler("worker", DATABASE_URL=postgres_url)
+    first = handler.lambda_handler(event, LocalContext("worker"))
+    with database.transaction() as cursor:
+        cursor.execute("SELECT id, origin_url, title FROM raw_article ORDER BY id")
+        rows = cursor.fetchall()
+    second = handler.lambda_handler(event, LocalContext("worker"))
+    with database.transaction() as cursor:
+        cursor.execute("SELECT id, origin_url, title FROM raw_article ORDER BY id")
+        assert cursor.fetchall() == rows
+    assert (first["outlets"][0]["new"], second["outlets"][0]["new"]) == (3, 0)
+    assert second["outlets"][0]["duplicate"] == 3
+
+
+def test_postgres_unreachable_fails_the_record_and_loses_nothing(
+    aws_env, database, load_handler, serve, postgres_url
+):
+    # GIVEN a worker whose database is down
+    event = worker_event([(serve("/p.xml", "good.xml"), "정치")])
+    down = load_handler("worker", DATABASE_URL="postgresql://newsdesk@127.0.0.1:9/none")
+    # WHEN the record is processed THEN it is reported failed, for SQS to deliver again
+    response = down.lambda_handler(event, LocalContext("worker"))
+    assert response["batchItemFailures"] == [{"itemIdentifier": event["Records"][0]["messageId"]}]
+    assert response["outlets"] == []
+    # AND the redelivery, once the database is back, stores everything
+    up = load_handler("worker", DATABASE_URL=postgres_url)
+    assert up.lambda_handler(event, LocalContext("worker"))["batchItemFailures"] == []
+    assert count_articles(database) == 3
+
+
+def test_dynamodb_failure_fails_the_record(aws_env, database, load_handler, serve, postgres_url):
+    event = worker_event([(serve("/p.xml", "good.xml"), "정치")])
+    handler = load_handler("worker", DATABASE_URL=postgres_url, STATE_TABLE_NAME="no-such-table")
+    response = handler.lambda_handler(event, LocalContext("worker"))
+    assert len(response["batchItemFailures"]) == 1
+
+
+def test_one_bad_record_does_not_fail_the_batch(
+    aws_env, database, load_handler, serve, postgres_url
+):
+    event = worker_event([(serve("/p.xml", "good.xml"), "정치")])
+    poison = dict(event["Records"][0], messageId="poison", body="{not json")
+    event["Records"].append(poison)
+    handler = load_handler("worker", DATABASE_URL=postgres_url)
+    response = handler.lambda_handler(event, LocalContext("worker"))
+    assert response["batchItemFailures"] == [{"itemIdentifier": "poison"}]
+    assert [o["source"] for o in response["outlets"]] == ["연합뉴스"]

@@ -1,0 +1,94 @@
+from datetime import UTC, datetime
+
+import pytest
+from newsdesk.errors import FeedParseError
+from newsdesk.parse import declared_encoding, parse_feed
+
+from tests.conftest import feed_bytes
+
+
+def test_rss_entries_keep_title_link_summary_and_date():
+    feed = parse_feed(feed_bytes("good.xml"), "application/rss+xml; charset=utf-8")
+    assert feed.version == "rss20"
+    first, second = feed.entries[:2]
+    assert first.title == "국회, 내년도 예산안 본회의 통과"
+    assert first.link == "https://example.test/article/1001"
+    assert first.guid == "https://example.test/article/1001"
+    assert first.summary == "예산안이 통과 됐다."
+    assert first.published_at == datetime(2026, 12, 1, 0, 0, tzinfo=UTC)
+    assert second.title == "<속보> 여야 원내대표 회동"  # angle brackets in a title are text
+
+
+def test_a_broken_date_is_no_date():
+    feed = parse_feed(feed_bytes("good.xml"))
+    assert feed.entries[4].published_at is None
+
+
+def test_atom_entries_without_link_are_counted_not_kept():
+    feed = parse_feed(feed_bytes("atom.xml"), "application/atom+xml")
+    assert feed.version.startswith("atom")
+    assert [e.link for e in feed.entries] == ["https://example.test/atom/1"]
+    assert feed.entries_without_link == 1
+
+
+CP949_TITLES = ["드라마 '똠방각하' 리메이크 확정", "쀍 소리 나는 주식시장…코스피 급락"]
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "application/rss+xml; charset=EUC-KR",
+        "text/xml; charset=ks_c_5601-1987",
+        "text/xml",  # only the XML declaration says euc-kr
+        None,
+    ],
+)
+def test_cp949_labelled_euc_kr_decodes(content_type):
+    # GIVEN a feed whose bytes are CP949 with syllables EUC-KR lacks, labelled EUC-KR
+    content = feed_bytes("cp949-labelled-euc-kr.xml")
+    with pytest.raises(UnicodeDecodeError):
+        content.decode("euc-kr")
+    # WHEN parsed THEN every title reads right
+    feed = parse_feed(content, content_type)
+    assert [e.title for e in feed.entries] == [*CP949_TITLES, "한국은행 기준금리 동결"]
+
+
+def test_a_utf8_feed_is_left_to_feedparser():
+    feed = parse_feed(
+        "<rss version='2.0'><channel><item><title>한글 제목</title>"
+        "<link>https://example.test/u</link></item></channel></rss>".encode()
+    )
+    assert feed.entries[0].title == "한글 제목"
+
+
+@pytest.mark.parametrize(
+    ("content", "content_type"),
+    [
+        (b"", "application/rss+xml"),
+        (b"   \n", None),
+        (feed_bytes("not-a-feed.html"), "text/html; charset=utf-8"),
+        (b'{"items": []}', "application/json"),
+        (b"\x00\xff\xfe garbage", None),
+    ],
+)
+def test_what_is_not_a_feed_fails(content, content_type):
+    with pytest.raises(FeedParseError):
+        parse_feed(content, content_type)
+
+
+def test_an_empty_feed_is_a_feed():
+    feed = parse_feed(b"<rss version='2.0'><channel><title>t</title></channel></rss>")
+    assert feed.entries == []
+
+
+@pytest.mark.parametrize(
+    ("content", "content_type", "expected"),
+    [
+        (b"<?xml version='1.0' encoding='EUC-KR'?><rss/>", None, "EUC-KR"),
+        (b'<?xml version="1.0" encoding="utf-8"?><rss/>', "text/xml; charset=euc-kr", "euc-kr"),
+        (b"<rss/>", "text/xml", None),
+        (b"<rss/>", None, None),
+    ],
+)
+def test_declared_encoding_prefers_the_header(content, content_type, expected):
+    assert declared_encoding(content, content_type) == expected

@@ -1,0 +1,74 @@
+import pytest
+from newsdesk.cli import main
+from newsdesk.errors import SourcesError
+from newsdesk.sources import Feed, group_by_outlet, load_sources, parse_sources
+
+
+def test_bundled_sources_cover_korean_outlets():
+    feeds = load_sources()
+    outlets = group_by_outlet(feeds)
+    names = {o.name for o in outlets}
+    assert {"연합뉴스", "뉴시스"} <= names
+    assert len(outlets) >= 8
+    assert all(len({f.category for f in o.feeds}) >= 3 for o in outlets)
+    assert all(f.url.startswith("https://") for f in feeds)
+
+
+def test_group_keeps_outlet_and_feed_order():
+    feeds = parse_sources(
+        """
+- {source: A, url: "https://a.test/1", category: 정치}
+- {source: B, url: "https://b.test/1", category: 경제}
+- {source: A, url: "https://a.test/2", category: 사회}
+"""
+    )
+    outlets = group_by_outlet(feeds)
+    assert [o.name for o in outlets] == ["A", "B"]
+    assert [f.url for f in outlets[0].feeds] == ["https://a.test/1", "https://a.test/2"]
+    assert outlets[0].feeds[1] == Feed("A", "https://a.test/2", "사회")
+
+
+GOOD = '- {source: A, url: "https://a.test/1", category: 정치}\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "non-empty list"),
+        ("source: A\n", "non-empty list"),
+        ("- [1, 2]\n", "entry 1: expected a mapping"),
+        (GOOD + "- {url: 'https://a.test/2', category: 경제}\n", "entry 2: field 'source'"),
+        (GOOD + "- {source: A, category: 경제}\n", "entry 2: field 'url'"),
+        (GOOD + "- {source: A, url: 'https://a.test/2'}\n", "entry 2: field 'category'"),
+        (GOOD + "- {source: '', url: 'https://a.test/2', category: 경제}\n", "field 'source'"),
+        (GOOD + "- {source: A, url: 42, category: 경제}\n", "entry 2: field 'url'"),
+        (GOOD + "- {source: A, url: 'ftp://a.test/2', category: 경제}\n", "not an http"),
+        (GOOD + "- {source: A, url: 'a.test/2', category: 경제}\n", "entry 2: field 'url'"),
+        (GOOD + "- {source: A, url: 'https://a.test/2', catgory: 경제}\n", "field 'catgory'"),
+        (GOOD + GOOD, "entry 2: field 'url': .* is already entry 1"),
+        ("- {source: A, url: [unclosed\n", "not valid YAML at line"),
+    ],
+)
+def test_bad_files_name_entry_and_field(text, message):
+    with pytest.raises(SourcesError, match=message):
+        parse_sources(text, name="x.yaml")
+
+
+def test_unreadable_file_is_named(tmp_path):
+    with pytest.raises(SourcesError, match=r"missing\.yaml"):
+        load_sources(tmp_path / "missing.yaml")
+
+
+def test_cli_check_reports_a_good_file(tmp_path, capsys):
+    path = tmp_path / "sources.yaml"
+    path.write_text(GOOD, encoding="utf-8")
+    assert main(["sources", "check", str(path)]) == 0
+    assert "ok: 1 feeds, 1 outlets" in capsys.readouterr().out
+
+
+def test_cli_check_fails_on_a_bad_file_naming_entry_and_field(tmp_path, capsys):
+    path = tmp_path / "sources.yaml"
+    path.write_text(GOOD + "- {source: B, url: 'nope', category: 경제}\n", encoding="utf-8")
+    assert main(["sources", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: entry 2: field 'url'" in err
