@@ -21,6 +21,7 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/cfn-lint infra/template.yaml
 
 pytest: $(BIN)/.installed
 	$(BIN)/pytest
