@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -50,7 +51,21 @@ def feed_bytes(name: str) -> bytes:
 
 
 @pytest.fixture(scope="session")
-def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def outside_tmp() -> Path:
+    """Folders for pgserver. Run as root, pgserver runs PostgreSQL as its own user, which
+    cannot enter pytest's basetemp once another pytest session has made it private again."""
+    return Path(tempfile.mkdtemp(prefix="newsdesk-tests-"))
+
+
+@pytest.fixture
+def data_dir(outside_tmp: Path, request: pytest.FixtureRequest) -> Path:
+    """NEWSDESK_DATA_DIR for one test."""
+    name: str = request.node.name
+    return outside_tmp / name
+
+
+@pytest.fixture(scope="session")
+def postgres_url(outside_tmp: Path) -> Iterator[str]:
     if os.environ.get("DATABASE_URL"):
         yield os.environ["DATABASE_URL"]
         return
@@ -58,7 +73,7 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
         import pgserver
 
-        server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
+        server = pgserver.get_server(outside_tmp / "pg", cleanup_mode="stop")
     database = Database(lambda: str(server.get_uri()))
     migrate(database)
     database.close()

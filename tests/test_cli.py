@@ -12,14 +12,14 @@ from newsdesk.cli import main
 pytestmark = pytest.mark.slow
 
 
-def environ(tmp_path, **extra):
+def environ(data_dir, **extra):
     env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
-    env.update(NEWSDESK_DATA_DIR=str(tmp_path / "data"), **extra)
+    env.update(NEWSDESK_DATA_DIR=str(data_dir), **extra)
     return env
 
 
 def test_collect_json_with_a_dead_outlet(
-    tmp_path, serve, feed_server, database, postgres_url, capsys
+    data_dir, tmp_path, serve, feed_server, database, postgres_url, capsys
 ):
     # GIVEN two live outlets and a dead one of six feeds that never answer
     entries = [
@@ -40,7 +40,7 @@ def test_collect_json_with_a_dead_outlet(
         "".join(f'- {{source: "{s}", url: "{u}", category: "{c}"}}\n' for s, u, c in entries),
         encoding="utf-8",
     )
-    env = environ(tmp_path, DATABASE_URL=postgres_url, FETCH_TIMEOUT_SECONDS="2")
+    env = environ(data_dir, DATABASE_URL=postgres_url, FETCH_TIMEOUT_SECONDS="2")
     args = ["collect", "--sources", str(sources), "--json", "--concurrency", "3"]
 
     # WHEN a round runs
@@ -83,7 +83,7 @@ def test_collect_json_with_a_dead_outlet(
     second = json.loads(capsys.readouterr().out)
     assert second["totals"]["new"] == 0
     assert second["totals"]["duplicate"] == 7
-    saved = json.loads((tmp_path / "data" / "aws-state.json").read_text(encoding="utf-8"))
+    saved = json.loads((data_dir / "aws-state.json").read_text(encoding="utf-8"))
     failures = {
         item["sk"]["S"]: int(item["consecutive_failures"]["N"])
         for item in saved["items"]
@@ -92,41 +92,43 @@ def test_collect_json_with_a_dead_outlet(
     assert sorted(failures.values()) == [2, 2]
 
 
-def test_collect_prints_the_seed_line_per_feed(tmp_path, serve, database, postgres_url, capsys):
+def test_collect_prints_the_seed_line_per_feed(
+    data_dir, tmp_path, serve, database, postgres_url, capsys
+):
     sources = tmp_path / "sources.yaml"
     sources.write_text(
         f'- {{source: "뉴시스", url: "{serve("/g.xml", "good.xml")}", category: "정치"}}\n',
         encoding="utf-8",
     )
-    env = environ(tmp_path, DATABASE_URL=postgres_url)
+    env = environ(data_dir, DATABASE_URL=postgres_url)
     assert main(["collect", "--sources", str(sources), "--concurrency", "1"], env) == 0
     out = capsys.readouterr().out
     assert "Source: 뉴시스 | New: 3 | Skip: 0 | Total: 3\n" in out
     assert "Articles: 3 new, 0 duplicate, 2 photo-filtered" in out
 
 
-def test_collect_refuses_a_broken_sources_file_before_sending(tmp_path, capsys):
+def test_collect_refuses_a_broken_sources_file_before_sending(data_dir, tmp_path, capsys):
     sources = tmp_path / "sources.yaml"
     sources.write_text(
         '- {source: A, url: "https://a.test/x", category: 정치}\n- {source: B}\n', encoding="utf-8"
     )
-    assert main(["collect", "--sources", str(sources)], environ(tmp_path)) == 2
+    assert main(["collect", "--sources", str(sources)], environ(data_dir)) == 2
     assert "entry 2: field 'url'" in capsys.readouterr().err
-    assert not (tmp_path / "data").exists()  # nothing was started
+    assert not data_dir.exists()  # nothing was started
 
 
-def test_collect_with_the_database_down_fails_loudly(tmp_path, serve, capsys):
+def test_collect_with_the_database_down_fails_loudly(data_dir, tmp_path, serve, capsys):
     sources = tmp_path / "sources.yaml"
     sources.write_text(
         f'- {{source: A, url: "{serve("/g.xml", "good.xml")}", category: 정치}}\n', encoding="utf-8"
     )
-    env = environ(tmp_path, DATABASE_URL="postgresql://newsdesk@127.0.0.1:9/none")
+    env = environ(data_dir, DATABASE_URL="postgresql://newsdesk@127.0.0.1:9/none")
     assert main(["collect", "--sources", str(sources)], env) == 2
     assert "cannot connect to PostgreSQL" in capsys.readouterr().err
 
 
-def test_demo_runs_a_round_on_embedded_services(tmp_path, capsys):
-    assert main(["demo"], environ(tmp_path, DATABASE_URL="postgresql://ignored@127.0.0.1:9/x")) == 0
+def test_demo_runs_a_round_on_embedded_services(data_dir, tmp_path, capsys):
+    assert main(["demo"], environ(data_dir, DATABASE_URL="postgresql://ignored@127.0.0.1:9/x")) == 0
     out = capsys.readouterr().out
     assert re.search(r"^Source: 연합뉴스 \| New: \d+ \| Skip: 0 \| Total: \d+$", out, re.M)
     assert "Source: 프레시안 | Skipped: outlet breaker open" in out

@@ -2,6 +2,7 @@
 `sam local invoke -e` takes), against moto, PostgreSQL and the loopback feed server."""
 
 import json
+import sys
 
 import pytest
 from botocore.stub import Stubber
@@ -185,3 +186,25 @@ def test_one_bad_record_does_not_fail_the_batch(
     response = handler.lambda_handler(event, LocalContext("worker"))
     assert response["batchItemFailures"] == [{"itemIdentifier": "poison"}]
     assert [o["source"] for o in response["outlets"]] == ["연합뉴스"]
+
+
+def test_worker_logs_the_seed_line_and_emits_the_funnel(
+    aws_env, database, load_handler, serve, postgres_url, capsys
+):
+    url = serve("/p.xml", "good.xml")
+    handler = load_handler("worker", DATABASE_URL=postgres_url)
+    # Powertools keeps one handler per service across reloads; point it at this test's stdout.
+    handler.logger.registered_handler.setStream(sys.stdout)
+    handler.lambda_handler(worker_event([(url, "정치")]), LocalContext("worker"))
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
+    (feed_log,) = [entry for entry in lines if entry.get("message", "").startswith("Source:")]
+    assert feed_log["message"] == "Source: 연합뉴스 | New: 3 | Skip: 0 | Total: 3"
+    assert (feed_log["outlet"], feed_log["feed"], feed_log["photo_filtered"]) == (
+        "연합뉴스",
+        url,
+        2,
+    )
+    (emf,) = [entry for entry in lines if "_aws" in entry]
+    assert emf["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "newsdesk-test"
+    assert (emf["ArticlesNew"], emf["ArticlesPhotoFiltered"], emf["FeedsOk"]) == ([3], [2], [1])
+    assert emf["MessagesFailed"] == [0]

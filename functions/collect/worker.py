@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from newsdesk.aws import database_from, dynamodb_client
 from newsdesk.collect import CollectPolicy, OutletCollector
+from newsdesk.errors import NewsdeskError
 from newsdesk.messages import OutletMessage
 from newsdesk.metrics import add_outlet_metrics
 from newsdesk.settings import Settings
@@ -34,9 +36,15 @@ collector = OutletCollector(
 
 
 def record_handler(record: SQSRecord) -> dict[str, Any]:
-    message = OutletMessage.from_json(record.body)
-    logger.append_keys(outlet=message.outlet.name)
-    report = collector.collect(message)
+    try:
+        message = OutletMessage.from_json(record.body)
+        logger.append_keys(outlet=message.outlet.name)
+        report = collector.collect(message)
+    except NewsdeskError:
+        logger.exception(
+            "record failed; SQS will deliver it again", extra={"message_id": record.message_id}
+        )
+        raise
     add_outlet_metrics(metrics, report)
     return report.as_dict()
 
@@ -47,4 +55,6 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     with processor(records=event["Records"], handler=record_handler, lambda_context=context):
         outcomes = processor.process()
     reports = [result for status, result, _ in outcomes if status == "success"]
-    return {**processor.response(), "outlets": reports}
+    response = processor.response()
+    metrics.add_metric("MessagesFailed", MetricUnit.Count, len(response["batchItemFailures"]))
+    return {**response, "outlets": reports}
