@@ -113,13 +113,8 @@ class _WatchedHTTPConnection(HTTPConnection):
         return sock
 
 
-class _WatchedHTTPSConnection(HTTPSConnection):
-    def _new_conn(self) -> socket.socket:
-        sock = super()._new_conn()
-        watch = _active.get()
-        if watch is not None:
-            watch.connected(sock)
-        return sock
+class _WatchedHTTPSConnection(_WatchedHTTPConnection, HTTPSConnection):
+    pass
 
 
 class _WatchedHTTPPool(HTTPConnectionPool):
