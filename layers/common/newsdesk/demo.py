@@ -7,6 +7,7 @@ outlet breaker skipping its remaining feeds after two failures.
 
 from __future__ import annotations
 
+import itertools
 from importlib import resources
 from pathlib import Path
 
@@ -23,10 +24,11 @@ def serve_demo_feeds(server: FeedServer) -> list[dict[str, str]]:
     """Add the demo routes to ``server``; return the sources entries that point at them."""
     entries: list[dict[str, str]] = []
     folder = resources.files("newsdesk").joinpath("demo_feeds")
-    for item in sorted(folder.iterdir(), key=lambda i: i.name):
-        if not item.name.endswith(".xml"):
+    names = {item.name for item in folder.iterdir()}
+    for outlet, category in itertools.product(_OUTLETS, _CATEGORIES):
+        if f"{outlet}-{category}.xml" not in names:
             continue
-        outlet, category = item.name.removesuffix(".xml").split("-")
+        item = folder.joinpath(f"{outlet}-{category}.xml")
         body = item.read_bytes()
         charset = "euc-kr" if b'encoding="EUC-KR"' in body[:100] else "utf-8"
         url = server.add(
