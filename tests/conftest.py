@@ -46,6 +46,17 @@ def load_event(name: str) -> dict[str, Any]:
     return event
 
 
+def worker_event(feeds: list[tuple[str, str]], source: str = "연합뉴스") -> dict[str, Any]:
+    """events/worker.json with its outlet's feeds replaced by ``(url, category)`` pairs on the
+    loopback server: the file's own feeds are real outlets' and are never fetched here."""
+    event = load_event("worker")
+    body = json.loads(event["Records"][0]["body"])
+    assert body["source"] == source
+    body["feeds"] = [{"url": url, "category": category} for url, category in feeds]
+    event["Records"][0]["body"] = json.dumps(body, ensure_ascii=False)
+    return event
+
+
 def feed_bytes(name: str) -> bytes:
     return (FEEDS / name).read_bytes()
 

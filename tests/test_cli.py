@@ -134,3 +134,45 @@ def test_demo_runs_a_round_on_embedded_services(data_dir, tmp_path, capsys):
     assert "Source: 프레시안 | Skipped: outlet breaker open" in out
     assert re.search(r"Feeds: 11 attempted, 9 ok, 2 failed, 1 skipped", out)
     assert re.search(r"Articles: 31 new, 0 duplicate, 12 photo-filtered", out)
+    issues = re.findall(r"^#\d+ \[(\S+)\] .+ \((\d+) articles\)$", out, re.M)
+    assert len(issues) >= 3
+    assert {category for category, _ in issues} == {"정치", "경제", "사회"}
+
+
+def test_cluster_and_issues_commands(data_dir, serve, database, postgres_url, capsys):
+    # GIVEN three outlets that carry the same story, collected
+    feed = (
+        '<rss version="2.0"><channel><title>t</title><item><title>{}</title>'
+        "<link>https://example.test/{}</link></item></channel></rss>"
+    )
+    title = "한국은행 기준금리 연 2.50% 동결 물가 안정 우선"
+    sources = data_dir.parent / f"{data_dir.name}-sources.yaml"
+    urls = [serve(f"/{n}.xml", body=feed.format(title, n).encode()) for n in range(3)]
+    sources.write_text(
+        "".join(
+            f'- {{source: "언론사{n}", url: "{u}", category: 경제}}\n' for n, u in enumerate(urls)
+        ),
+        encoding="utf-8",
+    )
+    env = environ(data_dir, DATABASE_URL=postgres_url)
+    assert main(["collect", "--sources", str(sources), "--json"], env) == 0
+    capsys.readouterr()
+    # WHEN a clustering pass runs THEN one issue of the three, in the contract's shape
+    assert main(["cluster", "--json"], env) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result) == {"issues_created", "articles_clustered", "issues"}
+    assert (result["issues_created"], result["articles_clustered"]) == (1, 3)
+    (issue,) = result["issues"]
+    assert set(issue) == {"id", "category", "title", "article_ids"}
+    assert (issue["category"], issue["title"], len(issue["article_ids"])) == ("경제", title, 3)
+    # AND a second pass creates nothing
+    assert main(["cluster"], env) == 0
+    assert "Issues: 0 created, 0 articles clustered, 0 left single" in capsys.readouterr().out
+    # AND `issues` lists it with its articles
+    assert main(["issues", "--json"], env) == 0
+    (listed,) = json.loads(capsys.readouterr().out)["issues"]
+    assert listed["article_ids"] == issue["article_ids"]
+    assert main(["issues"], env) == 0
+    out = capsys.readouterr().out
+    assert f"[경제] {title} (3 articles" in out
+    assert "    언론사1: " + title in out

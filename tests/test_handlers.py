@@ -13,7 +13,7 @@ from newsdesk.local import LocalContext
 from newsdesk.messages import OutletMessage, parse_time
 from newsdesk.sources import Feed
 
-from tests.conftest import load_event
+from tests.conftest import load_event, worker_event
 
 
 def receive_all(sqs, queue_url):
@@ -102,16 +102,6 @@ def test_fanout_raises_when_sqs_keeps_failing(aws_env):
                 "https://q.test/q",
                 sleep=lambda _: None,
             )
-
-
-def worker_event(feed_urls, source="연합뉴스"):
-    """events/worker.json with its feeds pointed at the loopback server."""
-    event = load_event("worker")
-    body = json.loads(event["Records"][0]["body"])
-    assert body["source"] == source
-    body["feeds"] = [{"url": url, "category": category} for url, category in feed_urls]
-    event["Records"][0]["body"] = json.dumps(body, ensure_ascii=False)
-    return event
 
 
 def count_articles(database):

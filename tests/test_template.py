@@ -77,6 +77,8 @@ def test_schedule_passes_the_scheduled_time(template):
 
 def test_each_zip_function_has_an_event_file(template):
     for props in functions(template).values():
+        if props.get("PackageType") == "Image":
+            continue
         module = props["Handler"].split(".")[0]
         assert (ROOT / "events" / f"{module}.json").is_file()
 
@@ -104,3 +106,29 @@ def test_collect_functions_do_not_import_the_numeric_stack():
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == ""
+
+
+def test_cluster_image_function(template):
+    cluster = template["Resources"]["ClusterFunction"]
+    props, metadata = cluster["Properties"], cluster["Metadata"]
+    assert props["PackageType"] == "Image"
+    assert "Runtime" not in props
+    assert "Layers" not in props
+    assert "Handler" not in props
+    dockerfile = (TEMPLATE.parent / metadata["DockerContext"] / metadata["Dockerfile"]).resolve()
+    text = dockerfile.read_text()
+    assert text.startswith("#")
+    assert "FROM public.ecr.aws/lambda/python:3.12" in text
+    (cmd,) = [line for line in text.splitlines() if line.startswith("CMD")]
+    module, function = json.loads(cmd.removeprefix("CMD").strip())[0].rsplit(".", 1)
+    source = ROOT / "functions" / "cluster" / f"{module}.py"
+    assert f"def {function}(" in source.read_text()
+    schedules = [e["Properties"] for e in props["Events"].values()]
+    assert {s["ScheduleExpressionTimezone"] for s in schedules} == {"Asia/Seoul"}
+    assert len(schedules) == 2
+    assert (ROOT / "events" / "cluster.json").is_file()
+
+
+def test_cluster_requirements_match_the_package():
+    requirement = (ROOT / "functions" / "cluster" / "requirements.txt").read_text().split()[-1]
+    assert f'"{requirement}"' in (ROOT / "pyproject.toml").read_text()

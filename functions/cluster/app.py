@@ -1,9 +1,30 @@
-"""Cluster function: placeholder until the clustering issue builds it."""
+"""Cluster function (container image): one clustering pass over the recent articles."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from newsdesk.aws import database_from
+from newsdesk.cluster_job import run_clustering
+from newsdesk.metrics import add_cluster_metrics
+from newsdesk.settings import Settings
 
-def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    raise NotImplementedError("clustering is not built yet")
+logger = Logger()
+metrics = Metrics()
+settings = Settings.from_env()
+database = database_from(settings)
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    run = run_clustering(
+        database,
+        threshold=settings.cluster_threshold,
+        min_size=settings.cluster_min_size,
+        window_hours=settings.cluster_window_hours,
+    )
+    add_cluster_metrics(metrics, run)
+    return run.as_dict()

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from newsdesk.errors import ConfigError, InfrastructureError
+from newsdesk.local import scheduled_event
 from newsdesk.report import totals
 from newsdesk.settings import Settings
 from newsdesk.sources import group_by_outlet, load_sources
+
+if TYPE_CHECKING:
+    from newsdesk.local import LocalRuntime, RoundResult
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
@@ -49,8 +55,17 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("path", type=Path)
     check.set_defaults(run=_sources_check)
 
+    cluster = commands.add_parser("cluster", help="run one clustering pass locally")
+    cluster.add_argument("--json", action="store_true", help="print one JSON object")
+    cluster.set_defaults(run=_cluster)
+
+    issues = commands.add_parser("issues", help="list the newest issues and their articles")
+    issues.add_argument("--json", action="store_true", help="print one JSON object")
+    issues.add_argument("--limit", type=_positive, default=50, help="at most this many (50)")
+    issues.set_defaults(run=_issues)
+
     demo = commands.add_parser(
-        "demo", help="serve bundled sample feeds on 127.0.0.1 and run a round"
+        "demo", help="serve bundled sample feeds on 127.0.0.1, collect them and cluster them"
     )
     demo.add_argument("--json", action="store_true", help="print one JSON object")
     demo.set_defaults(run=_demo)
@@ -64,50 +79,135 @@ def _positive(value: str) -> int:
     return number
 
 
-def _collect(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
-    if args.sources is not None:
-        env["SOURCES_PATH"] = str(args.sources.resolve())
-    return _round(env, args.concurrency, args.json, out)
-
-
-def _round(env: dict[str, str], concurrency: int, as_json: bool, out: TextIO) -> int:
-    from newsdesk.local import LocalRuntime, run_collect_round
+@contextlib.contextmanager
+def _runtime(env: dict[str, str]) -> Iterator[LocalRuntime]:
+    """PostgreSQL (migrated) and AWS for local runs of the functions."""
+    from newsdesk.local import LocalRuntime
     from newsdesk.migrate import migrate
     from newsdesk.store import Database
 
-    settings = Settings.from_env(env)
-    # a broken file fails here, before anything is sent
-    order = [o.name for o in group_by_outlet(load_sources(settings.sources_path))]
-    with LocalRuntime(settings, env) as runtime:
+    with LocalRuntime(Settings.from_env(env), env) as runtime:
         database = Database(lambda: runtime.env["DATABASE_URL"])
         migrate(database)
         database.close()
-        result = run_collect_round(runtime, concurrency, order)
-    summed = totals(result.outlets)
-    if as_json:
-        outlets = [{"source": o.source, **o.counts()} for o in result.outlets]
-        json.dump({"outlets": outlets, "totals": summed}, out, ensure_ascii=False)
-        out.write("\n")
+        yield runtime
+
+
+def _outlet_order(env: dict[str, str]) -> list[str]:
+    # a broken sources file fails here, before anything is started or sent
+    feeds = load_sources(Settings.from_env(env).sources_path)
+    return [outlet.name for outlet in group_by_outlet(feeds)]
+
+
+def _collect(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk.local import run_collect_round
+
+    if args.sources is not None:
+        env["SOURCES_PATH"] = str(args.sources.resolve())
+    order = _outlet_order(env)
+    with _runtime(env) as runtime:
+        result = run_collect_round(runtime, args.concurrency, order)
+    if args.json:
+        _dump(_round_json(result), out)
     else:
-        for outlet in result.outlets:
-            for feed in outlet.feeds:
-                print(feed.log_line(), file=out)
-        attempted, failed = summed["feeds_attempted"], summed["feeds_failed"]
-        print(
-            f"Feeds: {attempted} attempted, {attempted - failed} ok, {failed} failed, "
-            f"{summed['feeds_skipped']} skipped by the outlet breaker "
-            f"({len(result.outlets)} outlets)",
-            file=out,
-        )
-        print(
-            f"Articles: {summed['new']} new, {summed['duplicate']} duplicate, "
-            f"{summed['photo_filtered']} photo-filtered",
-            file=out,
-        )
-        print(f"Round: {result.seconds:.1f} s; Lambda logs in {runtime.log_path}", file=out)
+        _print_round(result, runtime.log_path, out)
+    return _report_failures(result)
+
+
+def _cluster(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk.local import invoke_function
+
+    with _runtime(env) as runtime:
+        run = invoke_function(runtime, "cluster", scheduled_event(datetime.now(UTC)))
+    if args.json:
+        _dump(_cluster_json(run), out)
+    else:
+        _print_cluster(run, out)
+    return 0
+
+
+def _issues(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk.cluster_job import list_issues
+    from newsdesk.store import Database
+
+    with _runtime(env) as runtime:
+        database = Database(lambda: runtime.env["DATABASE_URL"])
+        issues = list_issues(database, args.limit)
+        database.close()
+    if args.json:
+        _dump({"issues": issues}, out)
+    else:
+        _print_issues(issues, out)
+    return 0
+
+
+def _round_json(result: RoundResult) -> dict[str, Any]:
+    outlets = [{"source": o.source, **o.counts()} for o in result.outlets]
+    return {"outlets": outlets, "totals": totals(result.outlets)}
+
+
+def _cluster_json(run: dict[str, Any]) -> dict[str, Any]:
+    return {key: run[key] for key in ("issues_created", "articles_clustered", "issues")}
+
+
+def _dump(document: dict[str, Any], out: TextIO) -> None:
+    json.dump(document, out, ensure_ascii=False)
+    out.write("\n")
+
+
+def _print_round(result: RoundResult, log_path: Path, out: TextIO) -> None:
+    for outlet in result.outlets:
+        for feed in outlet.feeds:
+            print(feed.log_line(), file=out)
+    summed = totals(result.outlets)
+    attempted, failed = summed["feeds_attempted"], summed["feeds_failed"]
+    print(
+        f"Feeds: {attempted} attempted, {attempted - failed} ok, {failed} failed, "
+        f"{summed['feeds_skipped']} skipped by the outlet breaker ({len(result.outlets)} outlets)",
+        file=out,
+    )
+    print(
+        f"Articles: {summed['new']} new, {summed['duplicate']} duplicate, "
+        f"{summed['photo_filtered']} photo-filtered",
+        file=out,
+    )
+    print(f"Round: {result.seconds:.1f} s; Lambda logs in {log_path}", file=out)
+
+
+def _report_failures(result: RoundResult) -> int:
     for failure in result.failed:
         print(f"newsdesk: outlet {failure.source}: {failure.error}", file=sys.stderr)
     return 1 if result.failed else 0
+
+
+def _print_cluster(run: dict[str, Any], out: TextIO) -> None:
+    if run["locked_out"]:
+        print("Another clustering run is in progress; nothing done.", file=out)
+        return
+    print(
+        f"Issues: {run['issues_created']} created, {run['articles_clustered']} articles "
+        f"clustered, {run['articles_left_single']} left single",
+        file=out,
+    )
+    for issue in run["issues"]:
+        print(
+            f"#{issue['id']} [{issue['category']}] {issue['title']} "
+            f"({len(issue['article_ids'])} articles)",
+            file=out,
+        )
+
+
+def _print_issues(issues: list[dict[str, Any]], out: TextIO) -> None:
+    if not issues:
+        print("No issues yet.", file=out)
+    for issue in issues:
+        print(
+            f"#{issue['id']} [{issue['category']}] {issue['title']} "
+            f"({issue['size']} articles, {issue['created_at']})",
+            file=out,
+        )
+        for article in issue["articles"]:
+            print(f"    {article['source']}: {article['title']}", file=out)
 
 
 def _migrate(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
@@ -136,6 +236,7 @@ def _sources_check(args: argparse.Namespace, env: dict[str, str], out: TextIO) -
 def _demo(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk.demo import serve_demo_feeds, write_sources
     from newsdesk.feedserver import FeedServer
+    from newsdesk.local import invoke_function, run_collect_round
 
     data_dir = Settings.from_env(env).data_dir / "demo"
     shutil.rmtree(data_dir, ignore_errors=True)  # the demo starts from nothing every time
@@ -152,6 +253,15 @@ def _demo(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
             FETCH_ALLOW_PRIVATE_NETWORKS="true",
             FETCH_TIMEOUT_SECONDS="5",
         )
+        order = _outlet_order(demo_env)
         if not args.json:
             print(f"Serving demo feeds at {server.base_url}; data in {data_dir}", file=out)
-        return _round(demo_env, 4, args.json, out)
+        with _runtime(demo_env) as runtime:
+            result = run_collect_round(runtime, 4, order)
+            run = invoke_function(runtime, "cluster", scheduled_event(datetime.now(UTC)))
+    if args.json:
+        _dump({"collect": _round_json(result), "cluster": _cluster_json(run)}, out)
+    else:
+        _print_round(result, runtime.log_path, out)
+        _print_cluster(run, out)
+    return _report_failures(result)

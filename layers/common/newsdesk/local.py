@@ -226,6 +226,7 @@ def _moto_server() -> Iterator[tuple[str, int]]:
 FUNCTIONS = {
     "fanout": "newsdesk_functions.collect.fanout",
     "worker": "newsdesk_functions.collect.worker",
+    "cluster": "newsdesk_functions.cluster.app",
 }
 
 
@@ -253,6 +254,12 @@ def lambda_pool(runtime: LocalRuntime, concurrency: int) -> Iterator[ProcessPool
     )
     with pool:
         yield pool
+
+
+def invoke_function(runtime: LocalRuntime, function: str, event: dict[str, Any]) -> dict[str, Any]:
+    """One invocation of ``function`` in a fresh container (process)."""
+    with lambda_pool(runtime, 1) as pool:
+        return pool.submit(_invoke, function, event).result()
 
 
 def scheduled_event(at: datetime) -> dict[str, Any]:

@@ -50,6 +50,7 @@ class Settings:
     sources_path: Path | None = None
     cluster_threshold: float = 0.60
     cluster_min_size: int = 3
+    cluster_window_hours: float = 24.0
     data_dir: Path = field(default_factory=lambda: Path.home() / ".local/share/newsdesk")
 
     @classmethod
@@ -83,6 +84,9 @@ class Settings:
             ),
             cluster_min_size=reader.number(
                 "CLUSTER_MIN_SIZE", int, defaults.cluster_min_size, minimum=1
+            ),
+            cluster_window_hours=reader.number(
+                "CLUSTER_WINDOW_HOURS", float, defaults.cluster_window_hours, minimum=0.1
             ),
             data_dir=reader.path("NEWSDESK_DATA_DIR") or defaults.data_dir,
         )

@@ -1,0 +1,163 @@
+"""The clustering job on a real PostgreSQL, over articles stored through the collect path."""
+
+import importlib
+import threading
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from newsdesk.cluster_job import list_issues, run_clustering
+from newsdesk.local import LocalContext
+from newsdesk.parse import Entry
+from newsdesk.store import ArticleStore, Database
+
+from tests.conftest import load_event, worker_event
+
+NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+STORIES = {
+    "경제": [
+        "한국은행 기준금리 연 2.50% 동결 물가 안정 우선",
+        "한국은행 기준금리 연 2.50% 동결 물가 안정 우선 판단",
+        "한국은행 기준금리 동결 연 2.50% 유지 물가 안정 우선",
+        "코스피 외국인 매수에 2,700선 회복",
+        "원·달러 환율 1,380원대 마감",
+    ],
+    "사회": [
+        "수도권 첫 폭설 출근길 교통 혼잡",
+        "수도권 첫 폭설 출근길 교통 혼잡 이어져",
+        "수도권 첫 폭설로 출근길 교통 혼잡",
+        "수능 성적 오늘 발표",
+    ],
+}
+
+
+def store(database, category, titles, collected_at=NOW, start=0):
+    entries = [
+        Entry(
+            title=t,
+            link=f"https://example.test/{category}/{start + n}",
+            summary="",
+            guid=None,
+            published_at=None,
+        )
+        for n, t in enumerate(titles)
+    ]
+    ArticleStore(database).insert_articles("테스트", category, entries, collected_at)
+
+
+def cluster(database, **overrides):
+    options: dict[str, Any] = {
+        "threshold": 0.6,
+        "min_size": 3,
+        "window_hours": 24,
+        "clock": lambda: NOW,
+    }
+    return run_clustering(database, **(options | overrides))
+
+
+def issued(database):
+    with database.transaction() as cursor:
+        cursor.execute("SELECT id, issue_id FROM raw_article ORDER BY id")
+        return cursor.fetchall()
+
+
+def test_stories_become_issues_once(database):
+    for category, titles in STORIES.items():
+        store(database, category, titles)
+    first = cluster(database)
+    assert [(i.category, len(i.article_ids)) for i in first.issues] == [("경제", 3), ("사회", 3)]
+    assert first.articles_clustered == 6
+    assert first.articles_left_single == 3
+    with database.transaction() as cursor:
+        cursor.execute("SELECT category_id, title, size FROM issue ORDER BY id")
+        rows = cursor.fetchall()
+    assert [r[2] for r in rows] == [3, 3]
+    assert rows[0][1] in STORIES["경제"][:3]
+    # WHEN it runs again THEN nothing new
+    before = issued(database)
+    second = cluster(database)
+    assert second.issues == []
+    assert issued(database) == before
+
+
+def test_unissued_articles_join_a_later_group(database):
+    store(database, "사회", STORIES["사회"][:2])
+    assert cluster(database).issues == []
+    store(database, "사회", STORIES["사회"][2:3], start=10)
+    (issue,) = cluster(database).issues
+    assert len(issue.article_ids) == 3
+
+
+def test_only_the_window_is_read(database):
+    store(database, "경제", STORIES["경제"][:3], collected_at=NOW - timedelta(hours=30))
+    assert cluster(database).issues == []
+    assert len(cluster(database, window_hours=48).issues) == 1
+
+
+def test_two_runs_started_together_create_each_issue_once(database, postgres_url):
+    for category, titles in STORIES.items():
+        store(database, category, titles)
+    results = []
+    barrier = threading.Barrier(2)
+
+    def run():
+        own = Database(lambda: postgres_url)
+        barrier.wait()
+        results.append(cluster(own))
+        own.close()
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum(len(r.issues) for r in results) == 2
+    with database.transaction() as cursor:
+        cursor.execute("SELECT count(*) FROM issue")
+        assert cursor.fetchone()[0] == 2
+
+
+def test_a_held_lock_makes_a_run_do_nothing(database, postgres_url):
+    store(database, "경제", STORIES["경제"])
+    holder = Database(lambda: postgres_url)
+    with holder.transaction() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s)", (0x636C7573,))
+    try:
+        run = cluster(database)
+    finally:
+        holder.close()
+    assert run.locked_out
+    assert run.issues == []
+    assert len(cluster(database).issues) == 1  # the lock is free again
+
+
+def test_articles_from_the_collect_path_cluster(
+    aws_env, database, load_handler, serve, postgres_url, monkeypatch
+):
+    # GIVEN three outlets' feeds about the same event, stored by the worker function
+    feed = """<rss version="2.0"><channel><title>t</title>
+    <item><title>{title}</title><link>https://example.test/{outlet}/1</link></item>
+    </channel></rss>"""
+    titles = STORIES["사회"][:3]
+    worker = load_handler("worker", DATABASE_URL=postgres_url)
+    for n, title in enumerate(titles):
+        url = serve(f"/o{n}.xml", body=feed.format(title=title, outlet=n).encode())
+        event = worker_event([(url, "사회")])
+        assert worker.lambda_handler(event, LocalContext("worker"))["batchItemFailures"] == []
+    # WHEN the cluster function runs with its event file
+    monkeypatch.setenv("DATABASE_URL", postgres_url)
+    app = importlib.reload(importlib.import_module("newsdesk_functions.cluster.app"))
+    result = app.lambda_handler(load_event("cluster"), LocalContext("cluster"))
+    # THEN the three articles are one issue of 사회
+    assert result["issues_created"] == 1
+    assert result["issues"][0]["category"] == "사회"
+    assert len(result["issues"][0]["article_ids"]) == 3
+    (listed,) = list_issues(database)
+    assert sorted(a["title"] for a in listed["articles"]) == sorted(titles)
+
+
+@pytest.mark.parametrize("window", [0.5, 24])
+def test_nothing_to_cluster_is_fine(database, window):
+    run = cluster(database, window_hours=window)
+    assert (run.issues, run.articles_clustered, run.articles_left_single) == ([], 0, 0)

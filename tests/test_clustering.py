@@ -1,0 +1,182 @@
+"""cluster_titles gives the seed's groups, exactly, without the dense matrix."""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from newsdesk import clustering
+from newsdesk.clustering import cluster_titles, find_groups
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.metrics.pairwise import cosine_similarity
+
+
+def seed_clusters(titles, threshold=0.60, min_size=3):
+    """The seed's algorithm as written (seed 000, section 10), returning indices."""
+    vectorizer = TfidfVectorizer(token_pattern=r"(?u)\b\w\w+\b")
+    try:
+        tfidf_matrix = vectorizer.fit_transform(titles)
+        cosine_sim = cosine_similarity(tfidf_matrix)
+    except ValueError:  # empty vocabulary: the seed crashes; every similarity is 0
+        cosine_sim = np.zeros((len(titles), len(titles)))
+    visited = [False] * len(titles)
+    clusters = []
+    for i in range(len(titles)):
+        if visited[i]:
+            continue
+        similar_indices = [
+            j for j, score in enumerate(cosine_sim[i]) if score >= threshold and not visited[j]
+        ]
+        if len(similar_indices) >= min_size:
+            clusters.append(similar_indices)
+            for idx in similar_indices:
+                visited[idx] = True
+    return clusters
+
+
+@contextmanager
+def block_entries(limit: int) -> Iterator[None]:
+    saved = clustering.BLOCK_PRODUCT_ENTRIES
+    clustering.BLOCK_PRODUCT_ENTRIES = limit
+    try:
+        yield
+    finally:
+        clustering.BLOCK_PRODUCT_ENTRIES = saved
+
+
+KOREAN = [
+    "국회",
+    "예산안",
+    "본회의",
+    "통과",
+    "법정시한",
+    "대통령",
+    "순방",
+    "귀국",
+    "한국은행",
+    "기준금리",
+    "동결",
+    "물가",
+    "코스피",
+    "외국인",
+    "매수",
+    "폭설",
+    "출근길",
+    "지하철",
+    "파업",
+    "수능",
+    "속보",
+    "단독",
+    "종합",
+    "서울",
+    "정부",
+]
+PARTICLES = ["", "", "", "은", "는", "이", "가", "을", "를", "에", "서", "의"]
+ENGLISH = [
+    "fed",
+    "rates",
+    "the",
+    "to",
+    "of",
+    "in",
+    "stocks",
+    "fall",
+    "apple",
+    "iphone",
+    "launch",
+    "new",
+    "says",
+    "bank",
+    "china",
+    "growth",
+    "a",
+    "i",
+    "us",
+]
+PUNCTUATION = ["…", ",", "·", "[포토]", "(종합)", "'", "2,700", "1", "%"]
+
+korean_word = st.builds(lambda w, p: w + p, st.sampled_from(KOREAN), st.sampled_from(PARTICLES))
+word = st.one_of(korean_word, st.sampled_from(ENGLISH), st.sampled_from(PUNCTUATION))
+title = st.lists(word, min_size=0, max_size=8).map(" ".join)
+
+
+@st.composite
+def headline_sets(draw):
+    """Stories of near-paraphrases among singletons, duplicates and token-less titles."""
+    base = draw(st.lists(title, min_size=0, max_size=25))
+    titles = list(base)
+    for source in draw(st.lists(st.sampled_from(base), max_size=10)) if base else []:
+        words = source.split()
+        if words and draw(st.booleans()):
+            words[draw(st.integers(0, len(words) - 1))] = draw(word)
+        titles.insert(draw(st.integers(0, len(titles))), " ".join(words))
+    return titles
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    titles=headline_sets(),
+    threshold=st.one_of(
+        st.sampled_from([0.6, 1.0, 0.0, 0.5, 0.3, 1e-9]),
+        st.floats(min_value=-0.2, max_value=1.2, allow_nan=False),
+    ),
+    min_size=st.integers(1, 5),
+    block=st.sampled_from([1, 7, 10_000_000]),
+)
+@example(titles=["a b", "a b", "a b"], threshold=1.0, min_size=3, block=1)
+@example(titles=["", "…", "1"], threshold=0.6, min_size=1, block=1)
+def test_same_groups_as_the_seed(titles, threshold, min_size, block):
+    with block_entries(block):
+        assert cluster_titles(titles, threshold, min_size) == seed_clusters(
+            titles, threshold, min_size
+        )
+
+
+@pytest.mark.parametrize(
+    ("titles", "threshold", "min_size", "expected"),
+    [
+        ([], 0.6, 3, []),
+        (["", "!!", "가"], 0.6, 1, []),  # no token anywhere
+        (["", "!!", "가"], 0.0, 3, [[0, 1, 2]]),
+        (["국회 예산안 통과"] * 3, 0.6, 3, [[0, 1, 2]]),
+        (["국회 예산안 통과"] * 2, 0.6, 3, []),
+        (
+            ["국회 예산안 통과", "코스피 반등", "국회 예산안 통과", "국회 예산안 통과"],
+            0.6,
+            3,
+            [[0, 2, 3]],
+        ),
+        (["ab cd", "xy zw"], 0.6, 1, [[0], [1]]),
+        (["a b c", "x y z"], 0.6, 1, []),  # one-letter words are no tokens
+    ],
+)
+def test_fixed_cases(titles, threshold, min_size, expected):
+    assert cluster_titles(titles, threshold, min_size) == expected
+    assert seed_clusters(titles, threshold, min_size) == expected
+
+
+def test_taken_titles_shape_the_vectors_but_are_not_gathered():
+    titles = ["국회 예산안 통과"] * 4 + ["코스피 반등"]
+    groups = find_groups(titles, 0.6, 3, taken=[True, False, False, False, False])
+    assert [g.members for g in groups] == [[1, 2, 3]]
+
+
+def test_representative_is_the_member_closest_to_the_others():
+    titles = [
+        "한국은행 기준금리 동결 물가",
+        "한국은행 기준금리 동결",
+        "한국은행 기준금리 동결 결정",
+        "기준금리 동결 한국은행 발표",
+    ]
+    (group,) = find_groups(titles, 0.5, 3)
+    sims = cosine_similarity(TfidfVectorizer(token_pattern=r"(?u)\b\w\w+\b").fit_transform(titles))
+    closest = max(group.members, key=lambda m: sum(sims[m][j] for j in group.members))
+    assert group.representative == closest
+
+
+@pytest.mark.parametrize("bad", [{"min_size": 0}, {"taken": [True]}])
+def test_bad_arguments(bad):
+    with pytest.raises(ValueError, match=r"min_size|taken"):
+        find_groups(["a b", "c d"], **bad)
