@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo collect test lint pytest clean
+.PHONY: demo collect test lint pytest infra-check clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,5 +28,18 @@ pytest: $(BIN)/.installed
 
 test: lint pytest
 
+# The SAM CLI in its own environment (its pins are its own): validate with lint, and build the
+# layer and zip functions (the cluster image needs Docker). SAM needs python3.12 on PATH.
+SAM_VENV ?= .venv-sam
+$(SAM_VENV)/.installed:
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(SAM_VENV)/bin/python -m pip install --quiet 'aws-sam-cli>=1.120,<2'
+	touch $@
+
+infra-check: $(SAM_VENV)/.installed
+	cd infra && SAM_CLI_TELEMETRY=0 ../$(SAM_VENV)/bin/sam validate --config-env nodocker
+	cd infra && SAM_CLI_TELEMETRY=0 ../$(SAM_VENV)/bin/sam build --config-env nodocker
+
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(SAM_VENV) .mypy_cache .ruff_cache .pytest_cache infra/.aws-sam

@@ -119,8 +119,9 @@ def newsdesk_implementation(titles: list[str]) -> list[list[int]]:
 
 
 def _measure(which: str, n: int) -> dict[str, Any]:
-    import newsdesk.clustering  # noqa: F401
     import sklearn.feature_extraction.text  # noqa: F401  imports are not the algorithm's cost
+
+    import newsdesk.clustering  # noqa: F401
 
     titles = headlines(n)
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

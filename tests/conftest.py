@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import requests
+
 from newsdesk import aws
 from newsdesk.feedserver import FeedServer, Route
 from newsdesk.local import REGION, TABLE_NAME, LocalRuntime

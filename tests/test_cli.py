@@ -7,6 +7,7 @@ import re
 import time
 
 import pytest
+
 from newsdesk.cli import main
 
 pytestmark = pytest.mark.slow

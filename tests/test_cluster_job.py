@@ -6,11 +6,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+
 from newsdesk.cluster_job import list_issues, run_clustering
 from newsdesk.local import LocalContext
 from newsdesk.parse import Entry
 from newsdesk.store import ArticleStore, Database
-
 from tests.conftest import load_event, worker_event
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)

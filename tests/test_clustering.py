@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from newsdesk import clustering
-from newsdesk.clustering import cluster_titles, find_groups
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
+
+from newsdesk import clustering
+from newsdesk.clustering import cluster_titles, find_groups
 
 
 def seed_clusters(titles, threshold=0.60, min_size=3):

@@ -3,6 +3,7 @@
 from datetime import UTC, datetime
 
 import pytest
+
 from newsdesk.aws import dynamodb_client
 from newsdesk.collect import CollectPolicy, OutletCollector
 from newsdesk.errors import StoreError

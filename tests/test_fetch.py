@@ -5,6 +5,7 @@ import gzip
 import time
 
 import pytest
+
 from newsdesk.errors import (
     BlockedAddressError,
     FetchError,

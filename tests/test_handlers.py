@@ -6,13 +6,13 @@ import sys
 
 import pytest
 from botocore.stub import Stubber
+
 from newsdesk.aws import sqs_client
 from newsdesk.errors import FanOutError
 from newsdesk.fanout import fan_out
 from newsdesk.local import LocalContext
 from newsdesk.messages import OutletMessage, parse_time
 from newsdesk.sources import Feed
-
 from tests.conftest import load_event, worker_event
 
 

@@ -1,9 +1,9 @@
 from datetime import UTC, datetime
 
 import pytest
+
 from newsdesk.errors import FeedParseError
 from newsdesk.parse import declared_encoding, parse_feed
-
 from tests.conftest import feed_bytes
 
 

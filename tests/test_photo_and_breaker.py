@@ -1,4 +1,5 @@
 import pytest
+
 from newsdesk.breaker import OutletBreaker
 from newsdesk.photo import PhotoFilter
 from newsdesk.settings import DEFAULT_PHOTO_TITLE_PATTERNS

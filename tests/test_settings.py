@@ -1,6 +1,7 @@
 from pathlib import Path
 
 import pytest
+
 from newsdesk.errors import SettingsError
 from newsdesk.settings import DEFAULT_PHOTO_TITLE_PATTERNS, Settings
 

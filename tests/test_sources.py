@@ -1,4 +1,5 @@
 import pytest
+
 from newsdesk.cli import main
 from newsdesk.errors import SourcesError
 from newsdesk.sources import Feed, group_by_outlet, load_sources, parse_sources

@@ -2,6 +2,7 @@ from datetime import UTC, datetime
 
 import psycopg2
 import pytest
+
 from newsdesk.errors import StoreError
 from newsdesk.migrate import available, migrate
 from newsdesk.parse import Entry

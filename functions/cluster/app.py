@@ -6,6 +6,7 @@ from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from newsdesk.aws import database_from
 from newsdesk.cluster_job import run_clustering
 from newsdesk.metrics import add_cluster_metrics

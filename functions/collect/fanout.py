@@ -7,6 +7,7 @@ from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from newsdesk.aws import sqs_client
 from newsdesk.fanout import fan_out
 from newsdesk.messages import parse_time

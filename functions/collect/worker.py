@@ -14,6 +14,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from newsdesk.aws import database_from, dynamodb_client
 from newsdesk.collect import CollectPolicy, OutletCollector
 from newsdesk.errors import NewsdeskError

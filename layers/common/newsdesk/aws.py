@@ -41,19 +41,27 @@ def database_from(settings: Settings) -> Database:
         url = settings.database_url
         return Database(lambda: url)
     if settings.db_secret_arn:
-        arn = settings.db_secret_arn
-        return Database(lambda: dsn_from_secret(arn))
-    raise SettingsError("set DATABASE_URL (or DB_SECRET_ARN in AWS)")
+        arn, host, port, name = (
+            settings.db_secret_arn,
+            settings.db_host,
+            settings.db_port,
+            settings.db_name,
+        )
+        return Database(lambda: dsn_from_secret(arn, host, port, name))
+    raise SettingsError("set DATABASE_URL (or DB_SECRET_ARN and DB_HOST in AWS)")
 
 
-def dsn_from_secret(arn: str) -> str:
-    """A DSN from an RDS-style secret: host, port, username, password, dbname. Cached for five
-    minutes by Powertools, so a rotated password is picked up on the next reconnect."""
+def dsn_from_secret(arn: str, host: str | None, port: int, name: str) -> str:
+    """A DSN from the secret's username and password. RDS-managed master secrets hold only
+    those two, so host, port and database come from the function's environment (the RDS Proxy
+    endpoint), else from the secret. Powertools caches the secret for five minutes, so a
+    rotated password is picked up on the next reconnect."""
     secret = parameters.get_secret(arn, transform="json", max_age=300)
     if not isinstance(secret, dict):
         raise SettingsError(f"DB_SECRET_ARN {arn}: secret is not a JSON object")
-    return (
-        f"postgresql://{quote(str(secret['username']), safe='')}:"
-        f"{quote(str(secret['password']), safe='')}@{secret['host']}:{secret.get('port', 5432)}/"
-        f"{secret.get('dbname', 'newsdesk')}?sslmode=require"
-    )
+    if host is None:  # an RDS-format secret that carries its own address
+        host, port, name = secret.get("host"), secret.get("port", port), secret.get("dbname", name)
+    if not host:
+        raise SettingsError("DB_HOST is not set and the secret names no host")
+    user, password = (quote(str(secret[key]), safe="") for key in ("username", "password"))
+    return f"postgresql://{user}:{password}@{host}:{port}/{name}?sslmode=require"

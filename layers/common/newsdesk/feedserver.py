@@ -34,6 +34,7 @@ class FeedServer:
     def __init__(self) -> None:
         self.routes: dict[str, Route] = {}
         self.requests: Counter[str] = Counter()
+        self.uploads: list[tuple[str, bytes]] = []  # PUT bodies, as a custom resource sends
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd = _QuietServer(("127.0.0.1", 0), self._handler_class())
@@ -86,6 +87,12 @@ class FeedServer:
                     self._trickle(route)
                 else:
                     self._send(route)
+
+            def do_PUT(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                with server._lock:
+                    server.uploads.append((self.path, self.rfile.read(length)))
+                self._send(Route(b"", 200, "text/plain"))
 
             def _send(self, route: Route) -> None:
                 self.send_response(route.status)

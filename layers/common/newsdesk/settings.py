@@ -38,6 +38,9 @@ N = TypeVar("N", int, float)
 class Settings:
     database_url: str | None = None
     db_secret_arn: str | None = None
+    db_host: str | None = None
+    db_port: int = 5432
+    db_name: str = "newsdesk"
     fetch_timeout_seconds: float = 10.0
     fetch_max_bytes: int = 5 * 1024 * 1024
     fetch_allow_private_networks: bool = False
@@ -61,6 +64,9 @@ class Settings:
         return cls(
             database_url=reader.text("DATABASE_URL"),
             db_secret_arn=reader.text("DB_SECRET_ARN"),
+            db_host=reader.text("DB_HOST"),
+            db_port=reader.number("DB_PORT", int, defaults.db_port, minimum=1, maximum=65535),
+            db_name=reader.text("DB_NAME") or defaults.db_name,
             fetch_timeout_seconds=reader.number(
                 "FETCH_TIMEOUT_SECONDS", float, defaults.fetch_timeout_seconds, minimum=0.1
             ),
