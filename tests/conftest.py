@@ -9,6 +9,7 @@ import os
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -19,6 +20,7 @@ import requests
 from newsdesk import aws
 from newsdesk.feedserver import FeedServer, Route
 from newsdesk.local import REGION, TABLE_NAME, LocalRuntime
+from newsdesk.messages import format_time
 from newsdesk.migrate import migrate
 from newsdesk.settings import Settings
 from newsdesk.store import Database
@@ -49,11 +51,13 @@ def load_event(name: str) -> dict[str, Any]:
 
 def worker_event(feeds: list[tuple[str, str]], source: str = "연합뉴스") -> dict[str, Any]:
     """events/worker.json with its outlet's feeds replaced by ``(url, category)`` pairs on the
-    loopback server: the file's own feeds are real outlets' and are never fetched here."""
+    loopback server (the file's own feeds are real outlets' and are never fetched here), and
+    scheduled now, so that the message is not stale."""
     event = load_event("worker")
     body = json.loads(event["Records"][0]["body"])
     assert body["source"] == source
     body["feeds"] = [{"url": url, "category": category} for url, category in feeds]
+    body["scheduled_at"] = format_time(datetime.now(UTC))
     event["Records"][0]["body"] = json.dumps(body, ensure_ascii=False)
     return event
 

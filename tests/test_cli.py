@@ -9,6 +9,7 @@ import time
 import pytest
 
 from newsdesk.cli import main
+from newsdesk.report import CONTRACT_KEYS, COUNT_KEYS
 
 pytestmark = pytest.mark.slow
 
@@ -56,7 +57,7 @@ def test_collect_json_with_a_dead_outlet(
     assert seconds < 30
     by_source = {o["source"]: o for o in first["outlets"]}
     assert [o["source"] for o in first["outlets"]] == ["연합뉴스", "매일경제", "프레시안"]
-    assert by_source["프레시안"] == {
+    assert {k: v for k, v in by_source["프레시안"].items() if k in ("source", *CONTRACT_KEYS)} == {
         "source": "프레시안",
         "feeds_attempted": 2,
         "feeds_failed": 2,
@@ -69,7 +70,9 @@ def test_collect_json_with_a_dead_outlet(
     assert by_source["연합뉴스"]["new"] == 4
     assert by_source["연합뉴스"]["photo_filtered"] == 2
     assert by_source["매일경제"]["new"] == 3
-    assert first["totals"] == {
+    assert set(first["totals"]) == set(COUNT_KEYS)
+    assert first["totals"]["failed_timeout"] == 2
+    assert {k: first["totals"][k] for k in CONTRACT_KEYS} == {
         "feeds_attempted": 5,
         "feeds_failed": 2,
         "feeds_skipped": 4,
@@ -79,18 +82,47 @@ def test_collect_json_with_a_dead_outlet(
         "total": 7,
     }
 
-    # AND a second round stores nothing new, with the feed state kept between runs
+    # AND a second round stores nothing new, with the state kept between runs: the live feeds
+    # come back unchanged, the dead outlet's breaker is open and it is not asked at all
     assert main(args, env) == 0
     second = json.loads(capsys.readouterr().out)
     assert second["totals"]["new"] == 0
-    assert second["totals"]["duplicate"] == 7
+    assert second["totals"]["feeds_not_modified"] == 3
+    assert sum(n for p, n in feed_server.requests.items() if p.startswith("/pressian/")) == 2
+    assert [o["source"] for o in second["outlets"]] == ["연합뉴스", "매일경제"]
     saved = json.loads((data_dir / "aws-state.json").read_text(encoding="utf-8"))
-    failures = {
-        item["sk"]["S"]: int(item["consecutive_failures"]["N"])
-        for item in saved["items"]
-        if item["pk"]["S"] == "outlet#프레시안"
-    }
-    assert sorted(failures.values()) == [2, 2]
+    breaker = [
+        i for i in saved["items"] if i["pk"]["S"] == "outlet#프레시안" and i["sk"]["S"] == "outlet"
+    ]
+    assert breaker[0]["breaker"]["S"] == "open"
+
+
+def test_a_second_run_asks_conditionally_and_gets_304s(
+    data_dir, serve, feed_server, database, postgres_url, capsys
+):
+    urls = [
+        serve(f"/{n}.xml", "good.xml" if n == 0 else "atom.xml", etag=f'"e{n}"') for n in range(2)
+    ]
+    sources = data_dir.parent / f"{data_dir.name}-sources.yaml"
+    sources.write_text(
+        "".join(
+            f'- {{source: "연합뉴스", url: "{u}", category: "c{n}"}}\n' for n, u in enumerate(urls)
+        ),
+        encoding="utf-8",
+    )
+    env = environ(data_dir, DATABASE_URL=postgres_url)
+    assert main(["collect", "--sources", str(sources), "--json"], env) == 0
+    assert json.loads(capsys.readouterr().out)["totals"]["new"] == 4
+    assert main(["collect", "--sources", str(sources)], env) == 0
+    out = capsys.readouterr().out
+    assert out.count("| Not modified |") == 2
+    assert "Articles: 0 new" in out
+    assert "Schedule: 2 not modified" in out
+    for n in range(2):
+        assert feed_server.request_headers[f"/{n}.xml"][-1]["If-None-Match"] == f'"e{n}"'
+    # AS a scheduled round it would not even ask: the feeds are not due yet
+    assert main(["collect", "--sources", str(sources), "--scheduled", "--json"], env) == 0
+    assert json.loads(capsys.readouterr().out)["totals"]["feeds_not_due"] == 2
 
 
 def test_collect_prints_the_seed_line_per_feed(

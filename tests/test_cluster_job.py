@@ -10,7 +10,7 @@ import pytest
 from newsdesk.cluster_job import list_issues, run_clustering
 from newsdesk.local import LocalContext
 from newsdesk.parse import Entry
-from newsdesk.store import ArticleStore, Database
+from newsdesk.store import Article, ArticleStore, Database
 from tests.conftest import load_event, worker_event
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -33,17 +33,11 @@ STORIES = {
 
 
 def store(database, category, titles, collected_at=NOW, start=0):
-    entries = [
-        Entry(
-            title=t,
-            link=f"https://example.test/{category}/{start + n}",
-            summary="",
-            guid=None,
-            published_at=None,
-        )
-        for n, t in enumerate(titles)
-    ]
-    ArticleStore(database).insert_articles("테스트", category, entries, collected_at)
+    articles = []
+    for n, title in enumerate(titles):
+        link = f"https://example.test/{category}/{start + n}"
+        articles.append(Article(Entry(title, link, "", None, None), link))
+    ArticleStore(database).insert_articles("테스트", category, articles, collected_at)
 
 
 def cluster(database, **overrides):

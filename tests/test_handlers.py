@@ -44,7 +44,14 @@ def test_fanout_sends_one_message_per_outlet(aws_env, load_handler, tmp_path):
     # WHEN the scheduled event arrives
     result = handler.lambda_handler(load_event("fanout"), LocalContext("fanout"))
     # THEN 25 messages, each one outlet with its feeds in order and the schedule time
-    assert result == {"outlets": 25, "feeds": 50, "messages_sent": 25, "batches": 3, "retried": 0}
+    assert result == {
+        "outlets": 25,
+        "feeds": 50,
+        "messages_sent": 25,
+        "batches": 3,
+        "retried": 0,
+        "outlets_skipped_open": 0,
+    }
     messages = receive_all(aws_env.client("sqs"), aws_env.env["OUTLET_QUEUE_URL"])
     parsed = sorted(
         (OutletMessage.from_json(m["Body"]) for m in messages), key=lambda m: m.outlet.name
@@ -140,7 +147,8 @@ def test_the_same_event_twice_leaves_the_same_rows(
         cursor.execute("SELECT id, origin_url, title FROM raw_article ORDER BY id")
         assert cursor.fetchall() == rows
     assert (first["outlets"][0]["new"], second["outlets"][0]["new"]) == (3, 0)
-    assert second["outlets"][0]["duplicate"] == 3
+    # the redelivered message finds its feed done: not due until the next round
+    assert second["outlets"][0]["feeds_not_due"] == 1
 
 
 def test_postgres_unreachable_fails_the_record_and_loses_nothing(

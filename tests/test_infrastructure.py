@@ -22,7 +22,7 @@ TEMPLATE = ROOT / "infra" / "template.yaml"
 POWERTOOLS = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"}
 # What each function cannot run without in AWS (the rest have defaults that hold there).
 REQUIRED = {
-    "FanOutFunction": {"OUTLET_QUEUE_URL"},
+    "FanOutFunction": {"OUTLET_QUEUE_URL", "STATE_TABLE_NAME"},
     "WorkerFunction": {"DB_SECRET_ARN", "DB_HOST", "STATE_TABLE_NAME"},
     "ClusterFunction": {"DB_SECRET_ARN", "DB_HOST"},
     "MigrateFunction": {"DB_SECRET_ARN", "DB_HOST"},

@@ -6,19 +6,16 @@ import pytest
 from newsdesk.errors import StoreError
 from newsdesk.migrate import available, migrate
 from newsdesk.parse import Entry
-from newsdesk.store import ArticleStore, Database
+from newsdesk.store import Article, ArticleStore, Database
+from newsdesk.urls import canonical_url
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 
-def entry(n: int, title: str = "제목") -> Entry:
-    return Entry(
-        title=f"{title} {n}",
-        link=f"https://example.test/a/{n}",
-        summary="",
-        guid=None,
-        published_at=None,
-    )
+def entry(n: int, title: str = "제목", guid: str | None = None, link: str = "") -> Article:
+    link = link or f"https://example.test/a/{n}"
+    item = Entry(title=f"{title} {n}", link=link, summary="", guid=guid, published_at=None)
+    return Article(item, canonical_url(link))
 
 
 def rows(database: Database) -> list[tuple[object, ...]]:
@@ -82,3 +79,34 @@ def test_a_broken_connection_is_reopened(database):
     # AND the call after that works on a new connection
     assert store.insert_articles("A", "정치", [entry(2)], NOW).inserted == 1
     assert len(rows(database)) == 2
+
+
+def test_duplicates_are_told_apart_by_key_and_seen_again(database):
+    store = ArticleStore(database)
+    later = datetime(2026, 12, 1, 6, tzinfo=UTC)
+    store.insert_articles("연합뉴스", "정치", [entry(1, guid="yna-1")], NOW)
+    result = store.insert_articles(
+        "연합뉴스",
+        "정치",
+        [
+            entry(1, link="http://EXAMPLE.test/a/1/?utm_source=rss"),  # same canonical URL
+            entry(2, guid="yna-1", link="https://example.test/moved/1"),  # same guid
+            entry(3, guid="yna-3"),
+        ],
+        later,
+    )
+    assert (result.inserted, result.duplicate_url, result.duplicate_guid) == (1, 1, 1)
+    with database.transaction() as cursor:
+        cursor.execute(
+            "SELECT origin_url, canonical_url, first_seen_at, last_seen_at FROM raw_article "
+            "ORDER BY id"
+        )
+        rows = cursor.fetchall()
+    assert rows[0] == ("https://example.test/a/1", "https://example.test/a/1", NOW, later)
+    assert rows[1][1:] == ("https://example.test/a/3", later, later)
+
+
+def test_a_guid_of_another_outlet_is_no_duplicate(database):
+    store = ArticleStore(database)
+    store.insert_articles("A", "정치", [entry(1, guid="1")], NOW)
+    assert store.insert_articles("B", "정치", [entry(2, guid="1")], NOW).inserted == 1

@@ -57,5 +57,6 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         outcomes = processor.process()
     reports = [result for status, result, _ in outcomes if status == "success"]
     response = processor.response()
+    metrics.add_metric("MessagesReceived", MetricUnit.Count, len(event["Records"]))
     metrics.add_metric("MessagesFailed", MetricUnit.Count, len(response["batchItemFailures"]))
     return {**response, "outlets": reports}

@@ -44,6 +44,11 @@ def _parser() -> argparse.ArgumentParser:
     collect.add_argument(
         "--concurrency", type=_positive, default=8, help="worker Lambdas at once (default 8)"
     )
+    collect.add_argument(
+        "--scheduled",
+        action="store_true",
+        help="only the feeds that are due, as a scheduled round (default: every feed)",
+    )
     collect.set_defaults(run=_collect)
 
     migrate = commands.add_parser("migrate", help="apply the PostgreSQL migrations")
@@ -106,7 +111,7 @@ def _collect(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         env["SOURCES_PATH"] = str(args.sources.resolve())
     order = _outlet_order(env)
     with _runtime(env) as runtime:
-        result = run_collect_round(runtime, args.concurrency, order)
+        result = run_collect_round(runtime, args.concurrency, order, not args.scheduled)
     if args.json:
         _dump(_round_json(result), out)
     else:
@@ -168,7 +173,16 @@ def _print_round(result: RoundResult, log_path: Path, out: TextIO) -> None:
     )
     print(
         f"Articles: {summed['new']} new, {summed['duplicate']} duplicate, "
-        f"{summed['photo_filtered']} photo-filtered",
+        f"{summed['photo_filtered']} photo-filtered (of {summed['entries_seen']} entries; "
+        f"duplicates: {summed['duplicate_in_message']} within the round, "
+        f"{summed['duplicate_url']} by URL, {summed['duplicate_guid']} by guid)",
+        file=out,
+    )
+    print(
+        f"Schedule: {summed['feeds_not_modified']} not modified, {summed['feeds_not_due']} not "
+        f"due, {summed['feeds_skipped_open_breaker']} skipped while their outlet cools down, "
+        f"{summed['messages_stale']} stale messages; {summed['bytes_received'] / 1024:.1f} kB "
+        "received",
         file=out,
     )
     print(f"Round: {result.seconds:.1f} s; Lambda logs in {log_path}", file=out)

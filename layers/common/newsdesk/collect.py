@@ -1,27 +1,53 @@
-"""One outlet's share of a round: its feeds in order, fetched, parsed, filtered, stored, with
-the in-message breaker and the per-feed state. Feed failures are recorded and counted; store
-and state failures raise so that the SQS record fails and is retried."""
+"""One outlet's share of a round: its due feeds in order, fetched (conditionally), parsed,
+filtered, de-duplicated and stored, with the in-message breaker, the outlet's remembered
+breaker and each feed's schedule. Feed failures are recorded and counted; store and state
+failures raise so that the SQS record fails and is retried."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from aws_lambda_powertools import Logger
 
 from newsdesk.breaker import OutletBreaker
-from newsdesk.errors import FeedError
-from newsdesk.fetch import FetchPolicy, fetch
-from newsdesk.messages import OutletMessage
-from newsdesk.parse import parse_feed
+from newsdesk.errors import FeedError, HTTPStatusError
+from newsdesk.fetch import FetchPolicy, FetchResult, fetch
+from newsdesk.messages import OutletMessage, format_time
+from newsdesk.parse import ParsedFeed, parse_feed
 from newsdesk.photo import PhotoFilter
-from newsdesk.report import FEED_FAILED, FEED_OK, FeedReport, OutletReport
+from newsdesk.report import (
+    FEED_FAILED,
+    FEED_NOT_DUE,
+    FEED_NOT_MODIFIED,
+    FEED_OK,
+    FEED_SKIPPED_OPEN,
+    FeedReport,
+    OutletReport,
+)
+from newsdesk.response import (
+    body_hash,
+    is_modified,
+    max_age_seconds,
+    retry_after_seconds,
+    ttl_seconds,
+    validators,
+)
 from newsdesk.settings import Settings
 from newsdesk.sources import Feed
-from newsdesk.state import FeedState, StateTable
-from newsdesk.store import ArticleStore
+from newsdesk.state import (
+    BREAKER_HALF_OPEN,
+    BREAKER_OPEN,
+    BreakerPolicy,
+    FeedState,
+    OutletState,
+    SchedulePolicy,
+    StateTable,
+)
+from newsdesk.store import Article, ArticleStore
+from newsdesk.urls import canonical_url
 
 logger = Logger(child=True)
 
@@ -36,9 +62,13 @@ class CollectPolicy:
     interval_seconds: float
     max_failures: int
     photo_filter: PhotoFilter
+    schedule: SchedulePolicy
+    breaker: BreakerPolicy
+    max_message_age: timedelta
 
     @classmethod
     def from_settings(cls, settings: Settings) -> CollectPolicy:
+        period = timedelta(seconds=settings.collect_period_seconds)
         return cls(
             fetch=FetchPolicy(
                 timeout_seconds=settings.fetch_timeout_seconds,
@@ -49,7 +79,21 @@ class CollectPolicy:
             interval_seconds=settings.fetch_interval_seconds,
             max_failures=settings.outlet_max_failures,
             photo_filter=PhotoFilter(settings.photo_title_patterns),
+            schedule=SchedulePolicy(period=period),
+            breaker=BreakerPolicy(cooldown=period),
+            max_message_age=timedelta(seconds=settings.message_max_age_seconds),
         )
+
+
+def failure_class(error: FeedError) -> str:
+    if isinstance(error, HTTPStatusError):
+        return "http_4xx" if error.status < 500 else "http_5xx"
+    return {
+        "timeout": "timeout",
+        "too_large": "too_large",
+        "not_a_feed": "not_a_feed",
+        "blocked_address": "blocked",
+    }.get(error.reason, "connection")
 
 
 class OutletCollector:
@@ -68,71 +112,188 @@ class OutletCollector:
         self._sleep = sleep
 
     def collect(self, message: OutletMessage) -> OutletReport:
-        outlet = message.outlet
-        states = self._states.feeds_of(outlet.name)
-        breaker = OutletBreaker(self._policy.max_failures)
-        report = OutletReport(outlet.name)
-        requested = False
-        for feed in outlet.feeds:
+        outlet_name, at = message.outlet.name, message.scheduled_at
+        report = OutletReport(outlet_name)
+        age = self._clock() - at
+        if age > self._policy.max_message_age:
+            # The next scheduled round covers what this one would have fetched.
+            logger.warning(
+                "stale message dropped",
+                extra={"outlet": outlet_name, "age_seconds": int(age.total_seconds())},
+            )
+            report.stale = True
+            return report
+        outlet, feed_states = self._states.outlet(outlet_name)
+        mode = outlet.breaker_at(at)
+        if mode == BREAKER_OPEN:
+            logger.info(
+                "outlet skipped: breaker open",
+                extra={"outlet": outlet_name, "open_until": format_time(outlet.open_until or at)},
+            )
+            report.feeds = [
+                FeedReport(f.source, f.category, f.url, FEED_SKIPPED_OPEN)
+                for f in message.outlet.feeds
+            ]
+            return report
+        run = _Run(
+            message,
+            outlet,
+            OutletBreaker(self._policy.max_failures),
+            probing=mode == BREAKER_HALF_OPEN,
+        )
+        for feed in message.outlet.feeds:
             feed_report = FeedReport(feed.source, feed.category, feed.url)
             report.feeds.append(feed_report)
-            if breaker.is_open:
+            if run.breaker.is_open:
                 logger.info("feed skipped: outlet breaker open", extra=_keys(feed))
                 continue
-            if requested:
+            state = feed_states.get(feed.url) or FeedState(feed.source, feed.url)
+            if not (message.ignore_schedule or state.is_due(at)):
+                feed_report.status = FEED_NOT_DUE
+                feed_report.next_check_at = format_time(state.next_check_at or at)
+                continue
+            if run.requested:
                 self._sleep(self._policy.interval_seconds)  # be gentle with one outlet's server
-            requested = True
-            state = states.get(feed.url) or FeedState(feed.source, feed.url)
-            self._collect_feed(feed, state, feed_report, breaker)
+            run.requested = True
+            ok = self._collect_feed(feed, state, feed_report, run)
             self._states.save(state)
+            self._after_feed(ok, run, report)
         return report
 
-    def _collect_feed(
-        self, feed: Feed, state: FeedState, report: FeedReport, breaker: OutletBreaker
-    ) -> None:
-        now = self._clock()
-        state.attempted(now, feed.category)
+    def _after_feed(self, ok: bool, run: _Run, report: OutletReport) -> None:
+        at, outlet = run.message.scheduled_at, run.outlet
+        if not ok:
+            run.breaker.record_failure()
+        if run.probing:
+            run.probing = False
+            if ok:
+                outlet.closed()
+                logger.info(
+                    "outlet breaker closed after a half-open probe", extra={"outlet": outlet.source}
+                )
+            else:
+                run.breaker.failures = run.breaker.max_failures  # skip the rest
+                outlet.tripped(at, self._policy.breaker)
+                report.breaker_tripped = True
+                logger.warning(
+                    "half-open probe failed; outlet breaker re-opened",
+                    extra={
+                        "outlet": outlet.source,
+                        "open_until": format_time(outlet.open_until or at),
+                        "trips": outlet.trips,
+                    },
+                )
+            self._states.save(outlet)
+        elif not ok and run.breaker.is_open:
+            outlet.tripped(at, self._policy.breaker)
+            report.breaker_tripped = True
+            logger.warning(
+                "outlet breaker open: skipping the outlet's remaining feeds",
+                extra={
+                    "outlet": outlet.source,
+                    "failures": run.breaker.failures,
+                    "open_until": format_time(outlet.open_until or at),
+                    "trips": outlet.trips,
+                },
+            )
+            self._states.save(outlet)
+
+    def _collect_feed(self, feed: Feed, state: FeedState, report: FeedReport, run: _Run) -> bool:
+        at, schedule = run.message.scheduled_at, self._policy.schedule
+        state.attempted(at, feed.category)
         try:
-            fetched = fetch(feed.url, self._policy.fetch)
+            fetched = fetch(feed.url, self._policy.fetch, state.etag, state.last_modified)
+            report.bytes_received = fetched.wire_bytes
+            content_hash = None if fetched.not_modified else body_hash(fetched.content)
+            if not is_modified(fetched.status, content_hash, state.body_hash):
+                state.not_modified(at, schedule, _cache_floor(fetched))
+                report.status = FEED_NOT_MODIFIED
+                logger.info("feed not modified", extra={**_keys(feed), "status": fetched.status})
+                return True
             parsed = parse_feed(fetched.content, fetched.content_type)
         except FeedError as e:
-            state.failed(str(e))
-            breaker.record_failure()
+            floor = 0.0
+            if isinstance(e, HTTPStatusError) and e.status in (429, 503):
+                # relative to the schedule's time, as every interval here is
+                floor = retry_after_seconds(e.retry_after, at) or 0.0
+            state.failed(at, str(e), schedule, floor)
             report.status, report.error, report.reason = FEED_FAILED, str(e), e.reason
+            report.failure_class = failure_class(e)
             logger.warning(
                 "feed failed",
                 extra={
                     **_keys(feed),
                     "reason": e.reason,
+                    "failure_class": report.failure_class,
                     "error": str(e),
-                    "outlet_failures": breaker.failures,
                 },
             )
-            if breaker.is_open:
-                logger.warning(
-                    "outlet breaker open: skipping the outlet's remaining feeds",
-                    extra={"outlet": feed.source, "failures": breaker.failures},
-                )
-            return
-        kept = [e for e in parsed.entries if not self._policy.photo_filter.is_photo(e.title)]
-        stored = self._articles.insert_articles(feed.source, feed.category, kept, now)
+            return False
+        self._store(feed, parsed, report, run.seen)
+        etag, last_modified = validators(fetched.headers)
+        state.succeeded(
+            at,
+            schedule,
+            published=report.new > 0,
+            entries_seen=report.entries_seen,
+            floor_seconds=max(_cache_floor(fetched), ttl_seconds(parsed.ttl) or 0.0),
+            etag=etag,
+            last_modified=last_modified,
+            body_hash=content_hash,
+        )
         report.status = FEED_OK
-        report.new, report.duplicate = stored.inserted, stored.skipped
-        report.photo_filtered = len(parsed.entries) - len(kept)
-        report.without_link = parsed.entries_without_link
-        state.succeeded(now, len(parsed.entries) + parsed.entries_without_link)
         logger.info(
             report.log_line(),
             extra={
                 **_keys(feed),
                 "new": report.new,
                 "duplicate": report.duplicate,
+                "duplicate_in_message": report.duplicate_in_message,
+                "duplicate_url": report.duplicate_url,
+                "duplicate_guid": report.duplicate_guid,
                 "photo_filtered": report.photo_filtered,
                 "without_link": report.without_link,
-                "bytes": len(fetched.content),
+                "bytes": fetched.wire_bytes,
                 "seconds": round(fetched.elapsed_seconds, 3),
             },
         )
+        return True
+
+    def _store(self, feed: Feed, parsed: ParsedFeed, report: FeedReport, seen: set[str]) -> None:
+        report.entries_seen = len(parsed.entries) + parsed.entries_without_link
+        report.without_link = parsed.entries_without_link
+        articles: list[Article] = []
+        for entry in parsed.entries:
+            if self._policy.photo_filter.is_photo(entry.title):
+                report.photo_filtered += 1
+                continue
+            canonical = canonical_url(entry.link)
+            if canonical in seen:  # in another feed of this outlet, or twice in this one
+                report.duplicate_in_message += 1
+                continue
+            seen.add(canonical)
+            articles.append(Article(entry, canonical))
+        stored = self._articles.insert_articles(feed.source, feed.category, articles, self._clock())
+        report.new = stored.inserted
+        report.duplicate_url, report.duplicate_guid = stored.duplicate_url, stored.duplicate_guid
+
+
+@dataclass
+class _Run:
+    """What one message's pass keeps between feeds."""
+
+    message: OutletMessage
+    outlet: OutletState
+    breaker: OutletBreaker
+    probing: bool
+    requested: bool = False
+
+    def __post_init__(self) -> None:
+        self.seen: set[str] = set()
+
+
+def _cache_floor(fetched: FetchResult) -> float:
+    return max_age_seconds(fetched.headers.get("Cache-Control", "")) or 0.0
 
 
 def _keys(feed: Feed) -> dict[str, str]:

@@ -62,10 +62,11 @@ class ResponseTooLargeError(FetchError):
 class HTTPStatusError(FetchError):
     reason = "http_status"
 
-    def __init__(self, status: int, url: str) -> None:
+    def __init__(self, status: int, url: str, retry_after: str = "") -> None:
         super().__init__(f"HTTP {status}")
         self.status = status
         self.url = url
+        self.retry_after = retry_after  # the raw Retry-After header, if any
 
 
 class FeedParseError(FeedError):

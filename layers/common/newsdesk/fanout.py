@@ -4,8 +4,9 @@ failed on its side are sent again; what still fails raises, so the schedule retr
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -33,15 +34,10 @@ class FanOutResult:
     messages_sent: int
     batches: int
     retried: int
+    outlets_skipped_open: int = 0
 
     def as_dict(self) -> dict[str, int]:
-        return {
-            "outlets": self.outlets,
-            "feeds": self.feeds,
-            "messages_sent": self.messages_sent,
-            "batches": self.batches,
-            "retried": self.retried,
-        }
+        return dataclasses.asdict(self)
 
 
 def fan_out(
@@ -50,8 +46,17 @@ def fan_out(
     sqs: SQSClient,
     queue_url: str,
     sleep: Callable[[float], None] = time.sleep,
+    skip: Collection[str] = (),
+    ignore_schedule: bool = False,
 ) -> FanOutResult:
-    messages = [OutletMessage(outlet, scheduled_at) for outlet in group_by_outlet(feeds)]
+    """``skip``: outlets whose breaker is open; ``ignore_schedule``: a round on demand, in which
+    every feed is due."""
+    outlets = group_by_outlet(feeds)
+    messages = [
+        OutletMessage(outlet, scheduled_at, ignore_schedule)
+        for outlet in outlets
+        if outlet.name not in skip
+    ]
     batches = retried = 0
     for start in range(0, len(messages), BATCH_SIZE):
         chunk = messages[start : start + BATCH_SIZE]
@@ -69,11 +74,12 @@ def fan_out(
             pending = retryable
             sleep(0.2 * 2**attempt)
     result = FanOutResult(
-        outlets=len(messages),
+        outlets=len(outlets),
         feeds=len(feeds),
         messages_sent=len(messages),
         batches=batches,
         retried=retried,
+        outlets_skipped_open=len(outlets) - len(messages),
     )
     logger.info("outlets fanned out", extra=result.as_dict())
     return result

@@ -21,6 +21,7 @@ class Route:
     mode: str = "body"
     interval: float = 1.0
     headers: tuple[tuple[str, str], ...] = ()
+    etag: str | None = None  # sent, and a matching If-None-Match is answered with 304
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -34,6 +35,7 @@ class FeedServer:
     def __init__(self) -> None:
         self.routes: dict[str, Route] = {}
         self.requests: Counter[str] = Counter()
+        self.request_headers: dict[str, list[dict[str, str]]] = {}
         self.uploads: list[tuple[str, bytes]] = []  # PUT bodies, as a custom resource sends
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -78,8 +80,13 @@ class FeedServer:
                 path = self.path
                 with server._lock:
                     server.requests[path] += 1
+                    server.request_headers.setdefault(path, []).append(dict(self.headers))
                 route = server.routes.get(path)
-                if route is None:
+                if route is not None and route.etag and self.headers["If-None-Match"] == route.etag:
+                    self._send(
+                        Route(b"", 304, route.content_type, headers=route.headers, etag=route.etag)
+                    )
+                elif route is None:
                     self._send(Route(b"not found", 404, "text/plain"))
                 elif route.mode == "hang":
                     server._stopping.wait()
@@ -100,6 +107,8 @@ class FeedServer:
                 self.send_header("Content-Length", str(len(route.body)))
                 for name, value in route.headers:
                     self.send_header(name, value)
+                if route.etag:
+                    self.send_header("ETag", route.etag)
                 self.end_headers()
                 self.wfile.write(route.body)
 

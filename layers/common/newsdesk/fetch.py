@@ -53,6 +53,11 @@ class FetchResult:
     content: bytes
     headers: Mapping[str, str] = field(default_factory=dict)
     elapsed_seconds: float = 0.0
+    wire_bytes: int = 0  # body bytes as transferred (before gzip is undone)
+
+    @property
+    def not_modified(self) -> bool:
+        return self.status == 304
 
     @property
     def content_type(self) -> str | None:
@@ -150,8 +155,16 @@ def _session() -> Iterator[requests.Session]:
         session.close()
 
 
-def fetch(url: str, policy: FetchPolicy) -> FetchResult:
-    """Download ``url`` within ``policy``; any failure raises a ``FetchError``."""
+def fetch(
+    url: str, policy: FetchPolicy, etag: str | None = None, last_modified: str | None = None
+) -> FetchResult:
+    """Download ``url`` within ``policy``, conditionally when validators are given (a 304
+    comes back as a result with no content); any failure raises a ``FetchError``."""
+    headers = {"User-Agent": policy.user_agent, "Accept-Encoding": "gzip, deflate"}
+    if etag:
+        headers["If-None-Match"] = etag
+    if last_modified:
+        headers["If-Modified-Since"] = last_modified
     watch = _Watch(policy)
     token = _active.set(watch)
     started = time.monotonic()
@@ -159,20 +172,24 @@ def fetch(url: str, policy: FetchPolicy) -> FetchResult:
         with _session() as session:
             response = session.get(
                 url,
-                headers={"User-Agent": policy.user_agent, "Accept-Encoding": "gzip, deflate"},
+                headers=headers,
                 timeout=(watch.remaining(), watch.remaining()),
                 stream=True,
             )
             with response:
-                if not 200 <= response.status_code < 300:
-                    raise HTTPStatusError(response.status_code, response.url)
-                content = _read_body(response, policy.max_bytes, watch)
+                status = response.status_code
+                if status != 304 and not 200 <= status < 300:
+                    raise HTTPStatusError(
+                        status, response.url, response.headers.get("Retry-After", "")
+                    )
+                content = b"" if status == 304 else _read_body(response, policy.max_bytes, watch)
                 return FetchResult(
                     url=response.url,
-                    status=response.status_code,
+                    status=status,
                     content=content,
                     headers=dict(response.headers),
                     elapsed_seconds=time.monotonic() - started,
+                    wire_bytes=response.raw.tell(),
                 )
     except requests.Timeout as e:
         raise FetchTimeoutError(_timeout_message(policy)) from e

@@ -16,6 +16,7 @@ import logging
 import multiprocessing
 import os
 import time
+import urllib.request
 import uuid
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -216,6 +217,12 @@ def _moto_server() -> Iterator[tuple[str, int]]:
     server.start()
     try:
         host, port = server.get_host_and_port()
+        # moto keeps its state per process, not per server: start from nothing, then from
+        # the state file, whatever this process emulated before.
+        urllib.request.urlopen(
+            urllib.request.Request(f"http://{host}:{port}/moto-api/reset", method="POST"),
+            timeout=10,
+        ).close()
         yield host, port
     finally:
         server.stop()
@@ -312,7 +319,10 @@ class RoundResult:
 
 
 def run_collect_round(
-    runtime: LocalRuntime, concurrency: int, outlet_order: Sequence[str] = ()
+    runtime: LocalRuntime,
+    concurrency: int,
+    outlet_order: Sequence[str] = (),
+    ignore_schedule: bool = True,
 ) -> RoundResult:
     """Fan-out, then every message on the queue through the worker, one record an invocation
     (the template's BatchSize), ``concurrency`` at a time. Records the worker reports failed
@@ -325,7 +335,8 @@ def run_collect_round(
         "Attributes"
     ]["QueueArn"]
     with lambda_pool(runtime, concurrency) as pool:
-        fanout = pool.submit(_invoke, "fanout", scheduled_event(datetime.now(UTC))).result()
+        event = scheduled_event(datetime.now(UTC)) | {"ignore_schedule": ignore_schedule}
+        fanout = pool.submit(_invoke, "fanout", event).result()
         messages = _receive_all(sqs, queue_url)
         futures: dict[Future[dict[str, Any]], dict[str, Any]] = {
             pool.submit(_invoke, "worker", sqs_event([m], queue_arn)): m for m in messages

@@ -17,6 +17,7 @@ VERSION = 1
 class OutletMessage:
     outlet: Outlet
     scheduled_at: datetime
+    ignore_schedule: bool = False  # a round on demand: every feed is due
 
     def to_json(self) -> str:
         return json.dumps(
@@ -25,6 +26,7 @@ class OutletMessage:
                 "source": self.outlet.name,
                 "feeds": [{"url": f.url, "category": f.category} for f in self.outlet.feeds],
                 "scheduled_at": format_time(self.scheduled_at),
+                "ignore_schedule": self.ignore_schedule,
             },
             ensure_ascii=False,
         )
@@ -39,11 +41,12 @@ class OutletMessage:
                 for f in data["feeds"]
             )
             scheduled_at = parse_time(data["scheduled_at"])
+            ignore_schedule = bool(data.get("ignore_schedule", False))
         except (ValueError, KeyError, TypeError) as e:
             raise MessageError(f"not an outlet message: {type(e).__name__}: {e}") from e
         if not isinstance(source, str) or not source:
             raise MessageError("not an outlet message: 'source' is not a name")
-        return cls(Outlet(source, feeds), scheduled_at)
+        return cls(Outlet(source, feeds), scheduled_at, ignore_schedule)
 
 
 def parse_time(value: str) -> datetime:

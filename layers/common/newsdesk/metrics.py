@@ -7,42 +7,62 @@ from typing import TYPE_CHECKING
 from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from newsdesk.report import OutletReport
+from newsdesk.report import FAILURE_CLASSES, OutletReport
 
 if TYPE_CHECKING:  # the collect functions import this module and must not load scikit-learn
     from newsdesk.cluster_job import ClusterRun
+    from newsdesk.fanout import FanOutResult
 
+# One metric per funnel stage (seed 001), named once here so the dashboard and code agree.
 FUNNEL = {
+    "MessagesStale": "messages_stale",
+    "FeedsDue": "feeds_due",
+    "FeedsNotDue": "feeds_not_due",
+    "FeedsSkippedOpenBreaker": "feeds_skipped_open_breaker",
     "FeedsAttempted": "feeds_attempted",
+    "FeedsOk": "feeds_ok",
+    "FeedsNotModified": "feeds_not_modified",
     "FeedsFailed": "feeds_failed",
     "FeedsSkippedByBreaker": "feeds_skipped",
-    "ArticlesNew": "new",
-    "ArticlesDuplicate": "duplicate",
+    "EntriesSeen": "entries_seen",
     "ArticlesPhotoFiltered": "photo_filtered",
+    "DuplicatesInMessage": "duplicate_in_message",
+    "DuplicatesByUrl": "duplicate_url",
+    "DuplicatesByGuid": "duplicate_guid",
+    "ArticlesDuplicate": "duplicate",
+    "ArticlesNew": "new",
+    "BytesReceived": "bytes_received",
+    **{
+        "FetchFailed" + "".join(p.capitalize() for p in name.split("_")): f"failed_{name}"
+        for name in FAILURE_CLASSES
+    },
 }
 
 
 def add_outlet_metrics(metrics: Metrics, report: OutletReport) -> None:
     counts = report.counts()
     for name, key in FUNNEL.items():
-        metrics.add_metric(name=name, unit=MetricUnit.Count, value=counts[key])
-    metrics.add_metric(
-        name="FeedsOk",
-        unit=MetricUnit.Count,
-        value=counts["feeds_attempted"] - counts["feeds_failed"],
-    )
+        unit = MetricUnit.Bytes if key == "bytes_received" else MetricUnit.Count
+        metrics.add_metric(name=name, unit=unit, value=counts[key])
     metrics.add_metric(
         name="EntriesWithoutLink",
         unit=MetricUnit.Count,
         value=sum(f.without_link for f in report.feeds),
     )
-    if report.breaker_tripped:
-        metrics.add_metric(name="OutletBreakerTrips", unit=MetricUnit.Count, value=1)
+    metrics.add_metric(
+        name="OutletBreakerTrips", unit=MetricUnit.Count, value=int(report.breaker_tripped)
+    )
 
 
-def add_fanout_metrics(metrics: Metrics, outlets: int, feeds: int) -> None:
-    metrics.add_metric(name="OutletsScheduled", unit=MetricUnit.Count, value=outlets)
-    metrics.add_metric(name="FeedsScheduled", unit=MetricUnit.Count, value=feeds)
+def add_fanout_metrics(metrics: Metrics, result: FanOutResult) -> None:
+    metrics.add_metric(name="OutletsScheduled", unit=MetricUnit.Count, value=result.outlets)
+    metrics.add_metric(name="FeedsScheduled", unit=MetricUnit.Count, value=result.feeds)
+    metrics.add_metric(name="MessagesSent", unit=MetricUnit.Count, value=result.messages_sent)
+    metrics.add_metric(
+        name="OutletsSkippedOpenBreaker",
+        unit=MetricUnit.Count,
+        value=result.outlets_skipped_open,
+    )
 
 
 def add_cluster_metrics(metrics: Metrics, run: ClusterRun) -> None:

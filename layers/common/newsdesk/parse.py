@@ -36,6 +36,7 @@ class ParsedFeed:
     version: str
     entries: list[Entry]
     entries_without_link: int
+    ttl: str | None = None  # RSS <ttl>, minutes
 
 
 def parse_feed(content: bytes, content_type: str | None = None) -> ParsedFeed:
@@ -56,7 +57,12 @@ def parse_feed(content: bytes, content_type: str | None = None) -> ParsedFeed:
             without_link += 1
         else:
             entries.append(entry)
-    return ParsedFeed(version=parsed.version, entries=entries, entries_without_link=without_link)
+    return ParsedFeed(
+        version=parsed.version,
+        entries=entries,
+        entries_without_link=without_link,
+        ttl=parsed.feed.get("ttl"),
+    )
 
 
 def declared_encoding(content: bytes, content_type: str | None) -> str | None:

@@ -7,11 +7,25 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 FEED_OK = "ok"
+FEED_NOT_MODIFIED = "not_modified"
 FEED_FAILED = "failed"
-FEED_SKIPPED = "skipped"
+FEED_SKIPPED = "skipped"  # the in-message breaker opened
+FEED_NOT_DUE = "not_due"
+FEED_SKIPPED_OPEN = "skipped_open_breaker"  # the outlet's remembered breaker is open
+FETCHED = (FEED_OK, FEED_NOT_MODIFIED, FEED_FAILED)
 
-# The keys of one outlet in `newsdesk collect --json` (DESIGN.md), in order.
-COUNT_KEYS = (
+FAILURE_CLASSES = (
+    "timeout",
+    "http_4xx",
+    "http_5xx",
+    "too_large",
+    "not_a_feed",
+    "blocked",
+    "connection",
+)
+
+# The keys of one outlet in `newsdesk collect --json`: DESIGN.md's first, then the funnel.
+CONTRACT_KEYS = (
     "feeds_attempted",
     "feeds_failed",
     "feeds_skipped",
@@ -19,6 +33,21 @@ COUNT_KEYS = (
     "duplicate",
     "photo_filtered",
     "total",
+)
+COUNT_KEYS = (
+    *CONTRACT_KEYS,
+    "messages_stale",
+    "feeds_due",
+    "feeds_not_due",
+    "feeds_skipped_open_breaker",
+    "feeds_ok",
+    "feeds_not_modified",
+    "entries_seen",
+    "duplicate_in_message",
+    "duplicate_url",
+    "duplicate_guid",
+    "bytes_received",
+    *tuple(f"failed_{name}" for name in FAILURE_CLASSES),
 )
 
 
@@ -29,11 +58,21 @@ class FeedReport:
     url: str
     status: str = FEED_SKIPPED
     new: int = 0
-    duplicate: int = 0
+    duplicate_in_message: int = 0
+    duplicate_url: int = 0
+    duplicate_guid: int = 0
     photo_filtered: int = 0
     without_link: int = 0
+    entries_seen: int = 0
+    bytes_received: int = 0
     error: str | None = None
     reason: str | None = None
+    failure_class: str | None = None
+    next_check_at: str | None = None
+
+    @property
+    def duplicate(self) -> int:
+        return self.duplicate_in_message + self.duplicate_url + self.duplicate_guid
 
     @property
     def total(self) -> int:
@@ -41,47 +80,80 @@ class FeedReport:
         return self.new + self.duplicate
 
     def log_line(self) -> str:
-        """The seed's human-readable line."""
+        """The seed's human-readable line, and its kin for feeds with nothing to store."""
         if self.status == FEED_OK:
             return (
                 f"Source: {self.source} | New: {self.new} | Skip: {self.duplicate} "
                 f"| Total: {self.total}"
             )
+        where = f"{self.category} {self.url}"
         if self.status == FEED_FAILED:
-            return f"Source: {self.source} | Failed: {self.error} | {self.category} {self.url}"
-        return f"Source: {self.source} | Skipped: outlet breaker open | {self.category} {self.url}"
+            return f"Source: {self.source} | Failed: {self.error} | {where}"
+        if self.status == FEED_NOT_MODIFIED:
+            return f"Source: {self.source} | Not modified | {where}"
+        if self.status == FEED_NOT_DUE:
+            return f"Source: {self.source} | Not due before {self.next_check_at} | {where}"
+        if self.status == FEED_SKIPPED_OPEN:
+            return f"Source: {self.source} | Skipped: outlet breaker open (cooling down) | {where}"
+        return f"Source: {self.source} | Skipped: outlet breaker open | {where}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "total": self.total}
+        return {**asdict(self), "duplicate": self.duplicate, "total": self.total}
 
 
 @dataclass
 class OutletReport:
     source: str
     feeds: list[FeedReport] = field(default_factory=list)
-
-    @property
-    def breaker_tripped(self) -> bool:
-        return any(f.status == FEED_SKIPPED for f in self.feeds)
+    stale: bool = False
+    breaker_tripped: bool = False
 
     def counts(self) -> dict[str, int]:
-        return {
-            "feeds_attempted": sum(f.status != FEED_SKIPPED for f in self.feeds),
-            "feeds_failed": sum(f.status == FEED_FAILED for f in self.feeds),
-            "feeds_skipped": sum(f.status == FEED_SKIPPED for f in self.feeds),
+        statuses = [f.status for f in self.feeds]
+        failures = [f.failure_class for f in self.feeds if f.status == FEED_FAILED]
+        counts = {
+            "feeds_attempted": sum(s in FETCHED for s in statuses),
+            "feeds_failed": statuses.count(FEED_FAILED),
+            "feeds_skipped": statuses.count(FEED_SKIPPED),
             "new": sum(f.new for f in self.feeds),
             "duplicate": sum(f.duplicate for f in self.feeds),
             "photo_filtered": sum(f.photo_filtered for f in self.feeds),
             "total": sum(f.total for f in self.feeds),
+            "messages_stale": int(self.stale),
+            "feeds_due": sum(s not in (FEED_NOT_DUE, FEED_SKIPPED_OPEN) for s in statuses),
+            "feeds_not_due": statuses.count(FEED_NOT_DUE),
+            "feeds_skipped_open_breaker": statuses.count(FEED_SKIPPED_OPEN),
+            "feeds_ok": statuses.count(FEED_OK),
+            "feeds_not_modified": statuses.count(FEED_NOT_MODIFIED),
         }
+        for name in (
+            "entries_seen",
+            "duplicate_in_message",
+            "duplicate_url",
+            "duplicate_guid",
+            "bytes_received",
+        ):
+            counts[name] = sum(getattr(f, name) for f in self.feeds)
+        for name in FAILURE_CLASSES:
+            counts[f"failed_{name}"] = failures.count(name)
+        return counts
 
     def as_dict(self) -> dict[str, Any]:
-        return {"source": self.source, **self.counts(), "feeds": [f.as_dict() for f in self.feeds]}
+        return {
+            "source": self.source,
+            **self.counts(),
+            "stale": self.stale,
+            "breaker_tripped": self.breaker_tripped,
+            "feeds": [f.as_dict() for f in self.feeds],
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> OutletReport:
-        feeds = [FeedReport(**{k: v for k, v in f.items() if k != "total"}) for f in data["feeds"]]
-        return cls(source=data["source"], feeds=feeds)
+        computed = {"duplicate", "total"}
+        feeds = [
+            FeedReport(**{k: v for k, v in f.items() if k not in computed}) for f in data["feeds"]
+        ]
+        return cls(data["source"], feeds, data["stale"], data["breaker_tripped"])
 
 
 def totals(outlets: Iterable[OutletReport]) -> dict[str, int]:

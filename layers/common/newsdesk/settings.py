@@ -46,6 +46,8 @@ class Settings:
     fetch_allow_private_networks: bool = False
     fetch_interval_seconds: float = 0.1
     outlet_max_failures: int = 2
+    collect_period_seconds: int = 1800
+    message_max_age_seconds: int = 1800
     photo_title_patterns: tuple[str, ...] = DEFAULT_PHOTO_TITLE_PATTERNS
     user_agent: str = USER_AGENT
     state_table_name: str = "newsdesk-state"
@@ -77,6 +79,12 @@ class Settings:
             ),
             outlet_max_failures=reader.number(
                 "OUTLET_MAX_FAILURES", int, defaults.outlet_max_failures, minimum=1
+            ),
+            collect_period_seconds=reader.number(
+                "COLLECT_PERIOD_SECONDS", int, defaults.collect_period_seconds, minimum=60
+            ),
+            message_max_age_seconds=reader.number(
+                "MESSAGE_MAX_AGE_SECONDS", int, defaults.message_max_age_seconds, minimum=1
             ),
             photo_title_patterns=reader.patterns(
                 "PHOTO_TITLE_PATTERNS", defaults.photo_title_patterns

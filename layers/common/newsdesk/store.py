@@ -60,9 +60,20 @@ class Database:
 
 
 @dataclass(frozen=True)
+class Article:
+    entry: Entry
+    canonical_url: str
+
+
+@dataclass(frozen=True)
 class InsertResult:
     inserted: int
-    skipped: int
+    duplicate_url: int = 0  # an article with the same canonical URL is stored
+    duplicate_guid: int = 0  # the same outlet's article with the same guid is stored
+
+    @property
+    def skipped(self) -> int:
+        return self.duplicate_url + self.duplicate_guid
 
 
 class ArticleStore:
@@ -70,33 +81,84 @@ class ArticleStore:
         self._db = database
 
     def insert_articles(
-        self, source: str, category: str, entries: Sequence[Entry], collected_at: datetime
+        self, source: str, category: str, articles: Sequence[Article], seen_at: datetime
     ) -> InsertResult:
-        """Insert in one statement; a link already stored, or twice in ``entries``, is skipped."""
-        if not entries:
-            return InsertResult(0, 0)
-        rows = [
-            (e.link, source, e.title, e.summary, e.guid, e.published_at, collected_at)
-            for e in entries
-        ]
+        """Store what is new, in one transaction; for what is stored already, note that it was
+        seen again and say by which key it matched. ``articles`` have distinct canonical URLs."""
+        if not articles:
+            return InsertResult(0)
+        canonicals = [a.canonical_url for a in articles]
+        guids = [a.entry.guid for a in articles if a.entry.guid]
         with self._db.transaction() as cursor:
             category_id = _category_id(cursor, category)
-            inserted = psycopg2.extras.execute_values(
-                cursor,
+            cursor.execute(
+                "SELECT canonical_url FROM raw_article WHERE canonical_url = ANY(%s)",
+                (canonicals,),
+            )
+            stored_urls = {row[0] for row in cursor.fetchall()}
+            cursor.execute(
+                "SELECT guid FROM raw_article WHERE source = %s AND guid = ANY(%s)",
+                (source, guids),
+            )
+            stored_guids = {row[0] for row in cursor.fetchall()}
+            by_url: list[Article] = []
+            by_guid: list[Article] = []
+            fresh: list[Article] = []
+            for article in articles:
+                if article.canonical_url in stored_urls:
+                    by_url.append(article)
+                elif article.entry.guid and article.entry.guid in stored_guids:
+                    by_guid.append(article)
+                else:
+                    fresh.append(article)
+            cursor.execute(
                 """
+                UPDATE raw_article SET last_seen_at = %s
+                WHERE canonical_url = ANY(%s) OR (source = %s AND guid = ANY(%s))
+                """,
+                (
+                    seen_at,
+                    [a.canonical_url for a in by_url],
+                    source,
+                    [a.entry.guid for a in by_guid],
+                ),
+            )
+            inserted = (
+                psycopg2.extras.execute_values(
+                    cursor,
+                    """
                 INSERT INTO raw_article
-                    (origin_url, source, title, summary, guid, published_at, collected_at,
-                     category_id)
+                    (origin_url, canonical_url, source, title, summary, guid, published_at,
+                     collected_at, first_seen_at, last_seen_at, category_id)
                 VALUES %s
-                ON CONFLICT (origin_url) DO NOTHING
+                ON CONFLICT DO NOTHING
                 RETURNING id
                 """,
-                rows,
-                template=f"(%s, %s, %s, %s, %s, %s, %s, {int(category_id)})",
-                page_size=500,
-                fetch=True,
+                    [
+                        (
+                            a.entry.link,
+                            a.canonical_url,
+                            source,
+                            a.entry.title,
+                            a.entry.summary,
+                            a.entry.guid,
+                            a.entry.published_at,
+                            seen_at,
+                            seen_at,
+                            seen_at,
+                        )
+                        for a in fresh
+                    ],
+                    template=f"(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, {int(category_id)})",
+                    page_size=500,
+                    fetch=True,
+                )
+                if fresh
+                else []
             )
-        return InsertResult(inserted=len(inserted), skipped=len(rows) - len(inserted))
+        # A fresh row that still conflicted was stored by a concurrent worker meanwhile.
+        raced = len(fresh) - len(inserted)
+        return InsertResult(len(inserted), len(by_url) + raced, len(by_guid))
 
 
 def _category_id(cursor: psycopg2.extensions.cursor, name: str) -> int:

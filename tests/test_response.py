@@ -1,0 +1,87 @@
+from datetime import UTC, datetime
+
+import pytest
+
+from newsdesk.response import (
+    body_hash,
+    is_modified,
+    max_age_seconds,
+    retry_after_seconds,
+    ttl_seconds,
+    validators,
+)
+
+NOW = datetime(2026, 12, 1, 0, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        (
+            {"ETag": '"abc"', "Last-Modified": "Tue, 01 Dec 2026 00:00:00 GMT"},
+            ('"abc"', "Tue, 01 Dec 2026 00:00:00 GMT"),
+        ),
+        ({"etag": 'W/"weak"'}, ('W/"weak"', None)),
+        ({"ETag": '"abc"', "Expires": "0"}, (None, None)),
+        ({}, (None, None)),
+    ],
+)
+def test_validators(headers, expected):
+    assert validators(headers) == expected
+
+
+@pytest.mark.parametrize(
+    ("status", "content", "last", "modified"),
+    [
+        (304, None, None, False),
+        (304, None, "h", False),
+        (200, "h", "h", False),  # the same body again
+        (200, "h2", "h", True),
+        (200, "h", None, True),
+    ],
+)
+def test_is_modified(status, content, last, modified):
+    assert is_modified(status, content, last) is modified
+
+
+def test_body_hash_is_stable():
+    assert body_hash(b"<rss/>") == body_hash(b"<rss/>") != body_hash(b"<rss />")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("120", 120.0),
+        ("0", 0.0),
+        ("Tue, 01 Dec 2026 00:10:00 GMT", 600.0),
+        ("Mon, 30 Nov 2026 23:00:00 GMT", 0.0),  # in the past: no wait
+        ("soon", None),
+        ("", None),
+        ("-5", None),
+    ],
+)
+def test_retry_after_both_forms(value, expected):
+    assert retry_after_seconds(value, NOW) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("max-age=600", 600.0),
+        ("public, max-age=300, must-revalidate", 300.0),
+        ('max-age="60"', 60.0),
+        ("s-maxage=900", None),
+        ("no-cache, max-age=600", None),
+        ("no-store", None),
+        ("", None),
+    ],
+)
+def test_cache_control_max_age(value, expected):
+    assert max_age_seconds(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("ttl", "expected"), [("30", 1800.0), (" 60 ", 3600.0), ("x", None), (None, None), ("", None)]
+)
+def test_rss_ttl_is_minutes(ttl, expected):
+    assert ttl_seconds(ttl) == expected

@@ -1,0 +1,85 @@
+import pytest
+
+from newsdesk.urls import canonical_url, is_tracking
+
+SAME = [
+    # scheme and host case, http/https, default ports, fragments, trailing slash
+    (
+        "https://www.yna.co.kr/view/AKR20261201000100001",
+        "HTTP://WWW.YNA.CO.KR/view/AKR20261201000100001",
+    ),
+    ("https://www.yna.co.kr/view/AKR1", "http://www.yna.co.kr:80/view/AKR1"),
+    ("https://www.yna.co.kr/view/AKR1", "https://www.yna.co.kr:443/view/AKR1#comments"),
+    ("https://www.yna.co.kr/view/AKR1", "https://www.yna.co.kr/view/AKR1/"),
+    ("https://news.example.test", "https://news.example.test/"),
+    # tracking parameters, in any case, among real ones
+    ("https://n.test/a?id=7", "https://n.test/a?id=7&utm_source=naver&utm_medium=rss"),
+    ("https://n.test/a?id=7", "https://n.test/a?fbclid=IwAR0x&id=7&gclid=abc&UTM_Campaign=x"),
+    ("https://n.test/a", "https://n.test/a?mtm_campaign=x&_hsenc=p&msclkid=1&mc_cid=2&mc_eid=3"),
+    ("https://n.test/a", "https://n.test/a?dclid=1&gbraid=2&wbraid=3&yclid=4&igshid=5"),
+    # query order and percent-encoding spellings
+    ("https://n.test/a?aid=1&oid=2", "https://n.test/a?oid=2&aid=1"),
+    ("https://n.test/%EB%89%B4%EC%8A%A4", "https://n.test/뉴스"),
+    ("https://n.test/%EB%89%B4%EC%8A%A4", "https://n.test/%eb%89%b4%ec%8a%a4"),
+    ("https://n.test/abc", "https://n.test/%61%62%63"),
+    ("https://n.test/a?q=%ED%95%9C", "https://n.test/a?q=한"),
+    ("https://n.test/a/c", "https://n.test/a/./b/../c"),
+    # IDNA hosts
+    ("https://xn--hq1bm8jm9l.test/a", "https://도메인.test/a"),
+]
+
+APART = [  # the red list: these must never merge
+    (
+        "https://n.test/news/articleView.html?idxno=1",
+        "https://n.test/news/articleView.html?idxno=2",
+    ),
+    ("https://n.test/read.nhn?aid=0001&oid=001", "https://n.test/read.nhn?aid=0002&oid=001"),
+    ("https://n.test/read.nhn?aid=0001&oid=001", "https://n.test/read.nhn?aid=0001&oid=002"),
+    ("https://n.test/politics/1", "https://n.test/economy/1"),
+    ("https://n.test/Article/1", "https://n.test/article/1"),
+    ("https://n.test/a%2Fb", "https://n.test/a/b"),
+    ("https://n.test/a?id=1", "https://n.test/a"),
+    ("https://n.test/a?page=1", "https://n.test/a?page=2"),
+    ("https://n.test:8080/a", "https://n.test/a"),
+    ("https://a.n.test/x", "https://b.n.test/x"),
+    ("https://n.test/a?q=a%26b", "https://n.test/a?q=a&b"),
+]
+
+
+@pytest.mark.parametrize(("left", "right"), SAME)
+def test_variants_of_one_article_merge(left, right):
+    assert canonical_url(left) == canonical_url(right) == canonical_url(canonical_url(right))
+
+
+@pytest.mark.parametrize(("left", "right"), APART)
+def test_red_list_stays_apart(left, right):
+    assert canonical_url(left) != canonical_url(right)
+
+
+def test_canonical_form():
+    assert canonical_url(" http://WWW.Example.TEST:80/A/b/?z=1&utm_source=x&a=2#top ") == (
+        "https://www.example.test/A/b?a=2&z=1"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "not a url", "mailto:desk@example.test", "urn:uuid:1", "https://[::1", "ftp://n.test/a"],
+)
+def test_what_is_not_an_http_url_comes_back_as_it_was(text):
+    assert canonical_url(text) == text.strip()
+
+
+@pytest.mark.parametrize(
+    ("name", "tracking"),
+    [
+        ("utm_source", True),
+        ("UTM_MEDIUM", True),
+        ("fbclid", True),
+        ("idxno", False),
+        ("aid", False),
+        ("ref", False),
+    ],
+)
+def test_tracking_names(name, tracking):
+    assert is_tracking(name) is tracking
