@@ -3,6 +3,7 @@
 
 import json
 import sys
+from datetime import timedelta
 
 import pytest
 from botocore.stub import Stubber
@@ -13,6 +14,7 @@ from newsdesk.fanout import fan_out
 from newsdesk.local import LocalContext
 from newsdesk.messages import OutletMessage, parse_time
 from newsdesk.sources import Feed
+from newsdesk.state import BreakerPolicy, OutletState, StateTable
 from tests.conftest import load_event, worker_event
 
 
@@ -62,6 +64,30 @@ def test_fanout_sends_one_message_per_outlet(aws_env, load_handler, tmp_path):
         "https://o3.test/1.xml",
     ]
     assert {m.scheduled_at for m in parsed} == {parse_time("2026-12-01T00:00:00Z")}
+
+
+def test_fanout_skips_outlets_whose_breaker_is_open(aws_env, load_handler, tmp_path):
+    # GIVEN outlet 03 tripped at the last round (open for 30 min) and outlet 04 long ago
+    sources = write_sources(tmp_path, outlets=6)
+    table = StateTable(aws_env.client("dynamodb"), aws_env.env["STATE_TABLE_NAME"])
+    scheduled = parse_time(load_event("fanout")["time"])
+    for name, tripped_at in (
+        ("언론사03", scheduled - timedelta(minutes=5)),
+        ("언론사04", scheduled - timedelta(hours=2)),
+    ):
+        outlet = OutletState(name)
+        outlet.tripped(tripped_at, BreakerPolicy())
+        table.save(outlet)
+    handler = load_handler("fanout", SOURCES_PATH=str(sources))
+    result = handler.lambda_handler(load_event("fanout"), LocalContext("fanout"))
+    # THEN 03 is skipped (cooling down) and 04 is sent, to be probed half-open
+    assert (result["messages_sent"], result["outlets_skipped_open"]) == (5, 1)
+    names = {
+        OutletMessage.from_json(m["Body"]).outlet.name
+        for m in receive_all(aws_env.client("sqs"), aws_env.env["OUTLET_QUEUE_URL"])
+    }
+    assert "언론사03" not in names
+    assert "언론사04" in names
 
 
 def test_fanout_with_a_broken_sources_file_sends_nothing(aws_env, load_handler, tmp_path):

@@ -36,6 +36,7 @@ class FeedServer:
         self.routes: dict[str, Route] = {}
         self.requests: Counter[str] = Counter()
         self.request_headers: dict[str, list[dict[str, str]]] = {}
+        self.bytes_sent: Counter[str] = Counter()  # body bytes, per path
         self.uploads: list[tuple[str, bytes]] = []  # PUT bodies, as a custom resource sends
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -111,6 +112,8 @@ class FeedServer:
                     self.send_header("ETag", route.etag)
                 self.end_headers()
                 self.wfile.write(route.body)
+                with server._lock:
+                    server.bytes_sent[self.path] += len(route.body)
 
             def _trickle(self, route: Route) -> None:
                 self.send_response(route.status)
