@@ -209,3 +209,40 @@ def test_cluster_and_issues_commands(data_dir, serve, database, postgres_url, ca
     out = capsys.readouterr().out
     assert f"[경제] {title} (3 articles" in out
     assert "    언론사1: " + title in out
+
+
+def test_reparse_reads_the_bodies_kept_by_an_earlier_run(
+    data_dir, serve, feed_server, database, postgres_url, capsys
+):
+    url = serve("/good.xml", "good.xml")
+    sources = data_dir.parent / f"{data_dir.name}-sources.yaml"
+    sources.write_text(f'- {{source: "뉴시스", url: "{url}", category: "정치"}}\n', "utf-8")
+    env = environ(data_dir, DATABASE_URL=postgres_url)
+    assert main(["collect", "--sources", str(sources), "--json"], env) == 0
+    assert json.loads(capsys.readouterr().out)["totals"]["raw_bodies_stored"] == 1
+    with database.transaction() as cursor:
+        cursor.execute("DELETE FROM raw_article")
+    fetched = feed_server.requests["/good.xml"]
+    # WHEN another run (a new emulated AWS, restored from the data folder) reparses
+    assert main(["reparse", "--since", "2000-01-01", "--json"], env) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["totals"] == {
+        "bodies": 1,
+        "failed": 0,
+        "entries_seen": 5,
+        "new": 3,
+        "duplicate": 0,
+        "photo_filtered": 2,
+    }
+    assert result["bodies"][0]["url"] == url
+    assert feed_server.requests["/good.xml"] == fetched
+    assert main(["reparse", "--since", "2000-01-01"], env) == 0
+    assert "Reparsed 1 bodies (0 not a feed): 5 entries, 0 new, 3 duplicate" in (
+        capsys.readouterr().out
+    )
+
+
+def test_reparse_needs_a_time(capsys):
+    with pytest.raises(SystemExit):
+        main(["reparse", "--since", "yesterday"], {})
+    assert "not an ISO 8601 time" in capsys.readouterr().err

@@ -23,7 +23,7 @@ POWERTOOLS = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"}
 # What each function cannot run without in AWS (the rest have defaults that hold there).
 REQUIRED = {
     "FanOutFunction": {"OUTLET_QUEUE_URL", "STATE_TABLE_NAME"},
-    "WorkerFunction": {"DB_SECRET_ARN", "DB_HOST", "STATE_TABLE_NAME"},
+    "WorkerFunction": {"DB_SECRET_ARN", "DB_HOST", "STATE_TABLE_NAME", "RAW_BUCKET"},
     "ClusterFunction": {"DB_SECRET_ARN", "DB_HOST"},
     "MigrateFunction": {"DB_SECRET_ARN", "DB_HOST"},
 }
@@ -214,6 +214,10 @@ def test_data_is_encrypted_and_the_database_private(template):
     resources = template["Resources"]
     for name in ("OutletQueue", "OutletDeadLetterQueue", "ScheduleDeadLetterQueue"):
         assert resources[name]["Properties"]["SqsManagedSseEnabled"] is True
+    bucket = resources["RawBucket"]["Properties"]
+    assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    assert all(bucket["PublicAccessBlockConfiguration"].values())
+    assert bucket["LifecycleConfiguration"]["Rules"][0]["ExpirationInDays"] == 30
     assert resources["StateTable"]["Properties"]["SSESpecification"]["SSEEnabled"] is True
     database = resources["Database"]["Properties"]
     assert database["StorageEncrypted"] is True

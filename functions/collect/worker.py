@@ -15,11 +15,12 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from newsdesk.aws import database_from, dynamodb_client
+from newsdesk.aws import database_from, dynamodb_client, s3_client
 from newsdesk.collect import CollectPolicy, OutletCollector
 from newsdesk.errors import NewsdeskError
 from newsdesk.messages import OutletMessage
 from newsdesk.metrics import add_outlet_metrics
+from newsdesk.raw import RawStore
 from newsdesk.settings import Settings
 from newsdesk.state import StateTable
 from newsdesk.store import ArticleStore
@@ -33,6 +34,7 @@ collector = OutletCollector(
     CollectPolicy.from_settings(settings),
     ArticleStore(database),
     StateTable(dynamodb_client(), settings.state_table_name),
+    raw=RawStore(s3_client(), settings.raw_bucket) if settings.raw_bucket else None,
 )
 
 

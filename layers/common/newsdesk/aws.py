@@ -20,6 +20,7 @@ from newsdesk.store import Database
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_s3 import S3Client
     from mypy_boto3_sqs import SQSClient
 
 # Standard retry mode backs off on throttling; a record that still fails is retried by SQS.
@@ -34,6 +35,11 @@ def sqs_client() -> SQSClient:
 @functools.cache
 def dynamodb_client() -> DynamoDBClient:
     return boto3.client("dynamodb", config=_CONFIG)
+
+
+@functools.cache
+def s3_client() -> S3Client:
+    return boto3.client("s3", config=_CONFIG)
 
 
 def database_from(settings: Settings) -> Database:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from newsdesk.errors import ConfigError, InfrastructureError
 from newsdesk.local import scheduled_event
+from newsdesk.messages import format_time, parse_time
 from newsdesk.report import totals
 from newsdesk.settings import Settings
 from newsdesk.sources import group_by_outlet, load_sources
@@ -51,6 +52,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     collect.set_defaults(run=_collect)
 
+    reparse = commands.add_parser(
+        "reparse", help="parse, filter and de-duplicate stored raw bodies again, no fetching"
+    )
+    reparse.add_argument(
+        "--since", type=_time, required=True, help="bodies fetched since (ISO 8601, UTC if bare)"
+    )
+    reparse.add_argument("--json", action="store_true", help="print one JSON object")
+    reparse.set_defaults(run=_reparse)
+
     migrate = commands.add_parser("migrate", help="apply the PostgreSQL migrations")
     migrate.set_defaults(run=_migrate)
 
@@ -75,6 +85,13 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true", help="print one JSON object")
     demo.set_defaults(run=_demo)
     return parser
+
+
+def _time(value: str) -> datetime:
+    try:
+        return parse_time(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {value!r}") from None
 
 
 def _positive(value: str) -> int:
@@ -117,6 +134,44 @@ def _collect(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     else:
         _print_round(result, runtime.log_path, out)
     return _report_failures(result)
+
+
+def _reparse(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk.photo import PhotoFilter
+    from newsdesk.raw import RawStore
+    from newsdesk.reparse import reparse
+    from newsdesk.store import ArticleStore, Database
+
+    settings = Settings.from_env(env)
+    with _runtime(env) as runtime:
+        database = Database(lambda: runtime.env["DATABASE_URL"])
+        raw = RawStore(runtime.client("s3"), runtime.env["RAW_BUCKET"])
+        run = reparse(
+            raw, ArticleStore(database), PhotoFilter(settings.photo_title_patterns), args.since
+        )
+        database.close()
+    if args.json:
+        _dump(
+            {
+                "totals": run.totals(),
+                "bodies": [
+                    {"key": b.key, "fetched_at": format_time(b.fetched_at), **b.report.as_dict()}
+                    for b in run.bodies
+                ],
+            },
+            out,
+        )
+        return 0
+    for body in run.bodies:
+        print(f"{format_time(body.fetched_at)} {body.report.log_line()}", file=out)
+    t = run.totals()
+    print(
+        f"Reparsed {t['bodies']} bodies ({t['failed']} not a feed): {t['entries_seen']} "
+        f"entries, {t['new']} new, {t['duplicate']} duplicate, {t['photo_filtered']} "
+        "photo-filtered",
+        file=out,
+    )
+    return 0
 
 
 def _cluster(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:

@@ -18,6 +18,7 @@ from newsdesk.fetch import FetchPolicy, FetchResult, fetch
 from newsdesk.messages import OutletMessage, format_time
 from newsdesk.parse import ParsedFeed, parse_feed
 from newsdesk.photo import PhotoFilter
+from newsdesk.raw import RawStore
 from newsdesk.report import (
     FEED_FAILED,
     FEED_NOT_DUE,
@@ -104,10 +105,12 @@ class OutletCollector:
         states: StateTable,
         clock: Callable[[], datetime] = _utc_now,
         sleep: Callable[[float], None] = time.sleep,
+        raw: RawStore | None = None,
     ) -> None:
         self._policy = policy
         self._articles = articles
         self._states = states
+        self._raw = raw
         self._clock = clock
         self._sleep = sleep
 
@@ -210,6 +213,8 @@ class OutletCollector:
                 report.status = FEED_NOT_MODIFIED
                 logger.info("feed not modified", extra={**_keys(feed), "status": fetched.status})
                 return True
+            if self._raw is not None:  # kept before parsing: a body that is no feed explains
+                _, report.raw_stored = self._raw.put(feed, fetched, self._clock())
             parsed = parse_feed(fetched.content, fetched.content_type)
         except FeedError as e:
             floor = 0.0
@@ -260,22 +265,38 @@ class OutletCollector:
         return True
 
     def _store(self, feed: Feed, parsed: ParsedFeed, report: FeedReport, seen: set[str]) -> None:
-        report.entries_seen = len(parsed.entries) + parsed.entries_without_link
-        report.without_link = parsed.entries_without_link
-        articles: list[Article] = []
-        for entry in parsed.entries:
-            if self._policy.photo_filter.is_photo(entry.title):
-                report.photo_filtered += 1
-                continue
-            canonical = canonical_url(entry.link)
-            if canonical in seen:  # in another feed of this outlet, or twice in this one
-                report.duplicate_in_message += 1
-                continue
-            seen.add(canonical)
-            articles.append(Article(entry, canonical))
-        stored = self._articles.insert_articles(feed.source, feed.category, articles, self._clock())
-        report.new = stored.inserted
-        report.duplicate_url, report.duplicate_guid = stored.duplicate_url, stored.duplicate_guid
+        store_entries(
+            parsed, feed, report, seen, self._articles, self._policy.photo_filter, self._clock()
+        )
+
+
+def store_entries(
+    parsed: ParsedFeed,
+    feed: Feed,
+    report: FeedReport,
+    seen: set[str],
+    articles: ArticleStore,
+    photo_filter: PhotoFilter,
+    seen_at: datetime,
+) -> None:
+    """Filter photo news, drop what ``seen`` (this pass) has already met, store the rest, and
+    count all of it in ``report``."""
+    report.entries_seen = len(parsed.entries) + parsed.entries_without_link
+    report.without_link = parsed.entries_without_link
+    fresh: list[Article] = []
+    for entry in parsed.entries:
+        if photo_filter.is_photo(entry.title):
+            report.photo_filtered += 1
+            continue
+        canonical = canonical_url(entry.link)
+        if canonical in seen:  # in another feed of this outlet, or twice in this one
+            report.duplicate_in_message += 1
+            continue
+        seen.add(canonical)
+        fresh.append(Article(entry, canonical))
+    stored = articles.insert_articles(feed.source, feed.category, fresh, seen_at)
+    report.new = stored.inserted
+    report.duplicate_url, report.duplicate_guid = stored.duplicate_url, stored.duplicate_guid
 
 
 @dataclass

@@ -14,6 +14,7 @@ NewsdeskError
 ├── InfrastructureError    our own backing services failed: the SQS record fails and is retried
 │   ├── StoreError         PostgreSQL
 │   ├── StateError         DynamoDB
+│   ├── RawStoreError      S3 (the raw layer)
 │   └── FanOutError        SQS refused messages even after retries
 └── MessageError           an SQS message body that is not an outlet message (goes to the DLQ)
 """
@@ -82,6 +83,10 @@ class StoreError(InfrastructureError):
 
 
 class StateError(InfrastructureError):
+    pass
+
+
+class RawStoreError(InfrastructureError):
     pass
 
 

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 QUEUE_NAME = "newsdesk-outlets"
 DEAD_LETTER_QUEUE_NAME = "newsdesk-outlets-dlq"
 TABLE_NAME = "newsdesk-state"
+RAW_BUCKET = "newsdesk-raw"
+RAW_FOLDER = "raw-bodies"  # the emulated bucket's objects between runs
 REGION = "ap-northeast-2"
 MAX_RECEIVE_COUNT = 3
 VISIBILITY_TIMEOUT_SECONDS = 900
@@ -91,6 +93,7 @@ class LocalRuntime:
                 **aws,
                 "DATABASE_URL": database_url,
                 "STATE_TABLE_NAME": TABLE_NAME,
+                "RAW_BUCKET": RAW_BUCKET,
                 "POWERTOOLS_SERVICE_NAME": self._environ.get("POWERTOOLS_SERVICE_NAME", "newsdesk"),
                 "POWERTOOLS_METRICS_NAMESPACE": self._environ.get(
                     "POWERTOOLS_METRICS_NAMESPACE", "newsdesk"
@@ -167,6 +170,11 @@ class LocalRuntime:
                 ),
             },
         )["QueueUrl"]
+        s3 = self.client("s3")
+        if RAW_BUCKET not in {b["Name"] for b in s3.list_buckets().get("Buckets", [])}:
+            s3.create_bucket(
+                Bucket=RAW_BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION}
+            )
         dynamodb = self.client("dynamodb")
         if TABLE_NAME not in dynamodb.list_tables()["TableNames"]:
             dynamodb.create_table(
@@ -187,12 +195,21 @@ class LocalRuntime:
 
     def _restore_state(self) -> None:
         path = self.data_dir / STATE_FILE
-        if not path.exists():
-            return
-        dynamodb = self.client("dynamodb")
-        items = json.loads(path.read_text(encoding="utf-8"))["items"]
-        for item in items:
-            dynamodb.put_item(TableName=TABLE_NAME, Item=item)
+        if path.exists():
+            dynamodb = self.client("dynamodb")
+            for item in json.loads(path.read_text(encoding="utf-8"))["items"]:
+                dynamodb.put_item(TableName=TABLE_NAME, Item=item)
+        s3 = self.client("s3")
+        for meta_path in sorted((self.data_dir / RAW_FOLDER).rglob("*.meta.json")):
+            saved = json.loads(meta_path.read_text(encoding="utf-8"))
+            body = meta_path.with_name(meta_path.name.removesuffix(".meta.json"))
+            s3.put_object(
+                Bucket=RAW_BUCKET,
+                Key=saved["key"],
+                Body=body.read_bytes(),
+                ContentType="application/gzip",
+                Metadata=saved["metadata"],
+            )
 
     def _save_state(self) -> None:
         dynamodb = self.client("dynamodb")
@@ -201,6 +218,18 @@ class LocalRuntime:
             items.extend(page["Items"])
         path = self.data_dir / STATE_FILE
         path.write_text(json.dumps({"items": items}, ensure_ascii=False), encoding="utf-8")
+        s3 = self.client("s3")
+        folder = self.data_dir / RAW_FOLDER
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=RAW_BUCKET):
+            for entry in page.get("Contents", []):
+                target = folder / entry["Key"]
+                if target.exists():
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                stored = s3.get_object(Bucket=RAW_BUCKET, Key=entry["Key"])
+                target.write_bytes(stored["Body"].read())
+                meta = {"key": entry["Key"], "metadata": stored["Metadata"]}
+                target.with_name(target.name + ".meta.json").write_text(json.dumps(meta), "utf-8")
 
 
 @contextlib.contextmanager

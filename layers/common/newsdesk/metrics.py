@@ -32,6 +32,7 @@ FUNNEL = {
     "ArticlesDuplicate": "duplicate",
     "ArticlesNew": "new",
     "BytesReceived": "bytes_received",
+    "RawBodiesStored": "raw_bodies_stored",
     **{
         "FetchFailed" + "".join(p.capitalize() for p in name.split("_")): f"failed_{name}"
         for name in FAILURE_CLASSES

@@ -47,6 +47,7 @@ COUNT_KEYS = (
     "duplicate_url",
     "duplicate_guid",
     "bytes_received",
+    "raw_bodies_stored",
     *tuple(f"failed_{name}" for name in FAILURE_CLASSES),
 )
 
@@ -65,6 +66,7 @@ class FeedReport:
     without_link: int = 0
     entries_seen: int = 0
     bytes_received: int = 0
+    raw_stored: bool = False
     error: str | None = None
     reason: str | None = None
     failure_class: str | None = None
@@ -132,8 +134,10 @@ class OutletReport:
             "duplicate_url",
             "duplicate_guid",
             "bytes_received",
+            "raw_stored",
         ):
             counts[name] = sum(getattr(f, name) for f in self.feeds)
+        counts["raw_bodies_stored"] = counts.pop("raw_stored")
         for name in FAILURE_CLASSES:
             counts[f"failed_{name}"] = failures.count(name)
         return counts

@@ -52,6 +52,7 @@ class Settings:
     user_agent: str = USER_AGENT
     state_table_name: str = "newsdesk-state"
     outlet_queue_url: str | None = None
+    raw_bucket: str | None = None
     sources_path: Path | None = None
     cluster_threshold: float = 0.60
     cluster_min_size: int = 3
@@ -92,6 +93,7 @@ class Settings:
             user_agent=reader.text("FETCH_USER_AGENT") or defaults.user_agent,
             state_table_name=reader.text("STATE_TABLE_NAME") or defaults.state_table_name,
             outlet_queue_url=reader.text("OUTLET_QUEUE_URL"),
+            raw_bucket=reader.text("RAW_BUCKET"),
             sources_path=reader.path("SOURCES_PATH"),
             cluster_threshold=reader.number(
                 "CLUSTER_THRESHOLD", float, defaults.cluster_threshold, minimum=0, maximum=1

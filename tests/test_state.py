@@ -1,0 +1,91 @@
+"""The records' transitions, table-driven, on times alone (no network, no sleeps)."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from newsdesk.state import (
+    BREAKER_CLOSED,
+    BREAKER_HALF_OPEN,
+    BREAKER_OPEN,
+    BreakerPolicy,
+    FeedState,
+    OutletState,
+    SchedulePolicy,
+)
+
+T0 = datetime(2026, 12, 1, tzinfo=UTC)
+H = timedelta(hours=1)
+
+
+@pytest.mark.parametrize(
+    ("streak", "floor", "interval"),
+    [
+        (0, 0, H / 2),
+        (1, 0, H),
+        (2, 0, 2 * H),
+        (3, 0, 4 * H),
+        (4, 0, 6 * H),
+        (40, 0, 6 * H),
+        (0, 7200, 2 * H),
+        (4, 36000, 10 * H),
+    ],  # a floor may exceed the cap: the server says so
+)
+def test_interval_doubles_to_the_cap_with_a_floor(streak, floor, interval):
+    assert SchedulePolicy().interval(streak, floor) == interval
+
+
+@pytest.mark.parametrize(
+    ("next_check", "at", "due"),
+    [(None, T0, True), (T0, T0, True), (T0 + H, T0, False), (T0 - H, T0, True)],
+)
+def test_due(next_check, at, due):
+    assert FeedState("A", "u", next_check_at=next_check).is_due(at) is due
+
+
+def test_transitions_of_a_feed():
+    policy, state = SchedulePolicy(), FeedState("A", "u")
+    state.succeeded(T0, policy, published=True, entries_seen=5, etag='"1"')
+    assert (state.next_check_at, state.etag, state.last_changed_at) == (T0 + H / 2, '"1"', T0)
+    state.not_modified(T0 + H / 2, policy)
+    assert (state.unchanged_checks, state.next_check_at) == (1, T0 + H / 2 + H)
+    state.failed(T0 + 2 * H, "HTTP 500", policy)
+    state.failed(T0 + 3 * H, "HTTP 500", policy)
+    assert (state.consecutive_failures, state.next_check_at) == (2, T0 + 4 * H)
+    assert state.etag == '"1"'  # validators survive failures
+    state.not_modified(T0 + 4 * H, policy)
+    assert (state.consecutive_failures, state.last_error) == (0, None)
+
+
+def test_round_trip_through_dynamodb_attributes():
+    state = FeedState(
+        "연합뉴스",
+        "https://n.test/rss",
+        "정치",
+        next_check_at=T0,
+        consecutive_failures=2,
+        etag='W/"x"',
+    )
+    assert FeedState.from_item(state.to_item()) == state
+    outlet = OutletState("연합뉴스")
+    outlet.tripped(T0, BreakerPolicy())
+    assert OutletState.from_item(outlet.to_item()) == outlet
+
+
+@pytest.mark.parametrize(
+    ("trips_before", "at", "mode"),
+    [
+        (0, T0, BREAKER_CLOSED),
+        (1, T0 + H / 4, BREAKER_OPEN),
+        (1, T0 + H / 2, BREAKER_HALF_OPEN),
+        (2, T0 + H / 2, BREAKER_OPEN),
+        (2, T0 + H, BREAKER_HALF_OPEN),
+    ],
+)
+def test_breaker_states(trips_before, at, mode):
+    outlet = OutletState("A")
+    for _ in range(trips_before):
+        outlet.tripped(T0, BreakerPolicy())
+    assert outlet.breaker_at(at) == mode
+    outlet.closed()
+    assert (outlet.breaker_at(at), outlet.trips) == (BREAKER_CLOSED, 0)
