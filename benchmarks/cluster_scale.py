@@ -118,6 +118,12 @@ def newsdesk_implementation(titles: list[str]) -> list[list[int]]:
     return cluster_titles(titles, 0.60, 3)
 
 
+def centroid_implementation(titles: list[str]) -> list[list[int]]:
+    from newsdesk.clustering import DEFAULT_THRESHOLDS, cluster_titles
+
+    return cluster_titles(titles, DEFAULT_THRESHOLDS["centroid"], 3, method="centroid")
+
+
 def _measure(which: str, n: int) -> dict[str, Any]:
     import sklearn.feature_extraction.text  # noqa: F401  imports are not the algorithm's cost
 
@@ -126,7 +132,12 @@ def _measure(which: str, n: int) -> dict[str, Any]:
     titles = headlines(n)
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()
-    groups = (seed_implementation if which == "seed" else newsdesk_implementation)(titles)
+    implementation = {
+        "seed": seed_implementation,
+        "newsdesk": newsdesk_implementation,
+        "centroid": centroid_implementation,
+    }[which]
+    groups = implementation(titles)
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     digest = hashlib.sha256(repr(groups).encode()).hexdigest()[:12]
@@ -149,6 +160,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="*", default=[5_000, 20_000])
     parser.add_argument("--big", type=int, default=100_000, help="cluster_titles alone; 0: skip")
+    parser.add_argument("--centroid", action="store_true", help="at --big, the centroid method too")
     args = parser.parse_args()
     print(
         f"{'N':>7} {'method':<14} {'seconds':>8} {'peak MB':>8} {'groups':>7} "
@@ -166,6 +178,12 @@ def main() -> None:
         print(
             f"{n:>7} groups {same}; cluster_titles {seed['seconds'] / ours['seconds']:.0f}x "
             f"faster, {seed['peak_mb'] / max(ours['peak_mb'], 1):.0f}x less peak memory"
+        )
+    if args.big and args.centroid:
+        r = measure("centroid", args.big)
+        print(
+            f"{args.big:>7} {'centroid':<14} {r['seconds']:>8.2f} {r['peak_mb']:>8.0f} "
+            f"{r['groups']:>7} {r['clustered']:>9} {r['digest']:>14}"
         )
     if args.big:
         r = measure("newsdesk", args.big)

@@ -155,3 +155,18 @@ def test_articles_from_the_collect_path_cluster(
 def test_nothing_to_cluster_is_fine(database, window):
     run = cluster(database, window_hours=window)
     assert (run.issues, run.articles_clustered, run.articles_left_single) == ([], 0, 0)
+
+
+def test_the_job_can_use_the_centroid_method(database):
+    titles = [
+        "수도권 첫 폭설에 출근길 교통 혼잡",
+        "첫 폭설로 수도권 출근길 교통 대란",
+        "수도권 폭설 출근길 교통 혼잡 이어져",
+        "코스피 외국인 매수에 2,700선 회복",
+    ]
+    store(database, "사회", titles)
+    seed = cluster(database, threshold=0.6)
+    assert seed.issues == []  # the seed's word tokens do not see one story here
+    centroid = cluster(database, method="centroid", threshold=0.15)
+    assert [len(i.article_ids) for i in centroid.issues] == [3]
+    assert cluster(database, method="centroid", threshold=0.15).issues == []

@@ -11,7 +11,8 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
 from newsdesk import clustering
-from newsdesk.clustering import cluster_titles, find_groups
+from newsdesk.centroid import strip_tags
+from newsdesk.clustering import DEFAULT_THRESHOLDS, METHODS, cluster_titles, find_groups
 
 
 def seed_clusters(titles, threshold=0.60, min_size=3):
@@ -181,3 +182,71 @@ def test_representative_is_the_member_closest_to_the_others():
 def test_bad_arguments(bad):
     with pytest.raises(ValueError, match=r"min_size|taken"):
         find_groups(["a b", "c d"], **bad)
+
+
+# --- the centroid method -----------------------------------------------------------------
+
+KOREAN_DAY = [
+    "[속보] 한국은행, 기준금리 연 2.50% 동결",
+    "수도권 첫 폭설에 출근길 교통 혼잡",
+    "한은 기준금리 2.50%로 동결…물가 안정 우선(종합)",
+    "코스피, 외국인 매수에 2,700선 회복",
+    "첫 폭설로 수도권 출근길 교통 대란",
+    "[단독] 한국은행 기준금리 동결 결정, 연 2.50% 유지",
+    "수도권 폭설 출근길 교통 혼잡 이어져",
+    "프로야구 개막전 매진",
+]
+
+
+def test_centroid_groups_korean_paraphrases_across_particles_and_tags():
+    groups = cluster_titles(KOREAN_DAY, DEFAULT_THRESHOLDS["centroid"], 3, method="centroid")
+    assert groups == [[0, 2, 5], [1, 4, 6]]
+    # the seed's word tokens see "폭설에" and "폭설로" as different words
+    assert cluster_titles(KOREAN_DAY) == []
+
+
+def test_centroid_representative_and_taken():
+    rate, _ = find_groups(KOREAN_DAY, 0.15, 3, method="centroid")
+    assert rate.representative in rate.members
+    taken = [i in (1, 4) for i in range(len(KOREAN_DAY))]
+    groups = find_groups(KOREAN_DAY, 0.15, 3, method="centroid", taken=taken)
+    assert [g.members for g in groups] == [[0, 2, 5]]  # snow lost two members to an issue
+
+
+def test_centroid_window_keeps_yesterdays_event_apart():
+    titles = ["한국은행 기준금리 동결"] * 3 + ["한국은행 기준금리 동결"] * 3
+    hour = 3600.0
+    same_day = [0, 1, 2, 3, 4, 5]
+    next_day = [0, 1, 2, 30 * hour, 30 * hour + 1, 30 * hour + 2]
+    assert len(find_groups(titles, 0.15, 3, method="centroid", times=same_day)) == 1
+    assert [g.members for g in find_groups(titles, 0.15, 3, method="centroid", times=next_day)] == [
+        [0, 1, 2],
+        [3, 4, 5],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("title", "stripped"),
+    [
+        ("[속보] 기준금리 동결", "기준금리 동결"),
+        ("[단독][종합] 기준금리 동결(종합2보)", "기준금리 동결"),
+        ("<속보> 기준금리 동결", "기준금리 동결"),
+        ("[포토]", "[포토]"),
+        ("기준금리 [동결] 결정", "기준금리 [동결] 결정"),
+    ],
+)
+def test_news_tags_are_removed(title, stripped):
+    assert strip_tags(title) == stripped
+
+
+def test_methods_and_their_thresholds():
+    assert METHODS == ("seed", "centroid")
+    assert set(DEFAULT_THRESHOLDS) == set(METHODS)
+    assert DEFAULT_THRESHOLDS["seed"] == 0.6
+    with pytest.raises(ValueError, match="unknown clustering method"):
+        cluster_titles(["a b"], method="kmeans")
+
+
+def test_centroid_handles_empty_and_blank_titles():
+    assert cluster_titles([], method="centroid") == []
+    assert cluster_titles(["", " ", "  "], 0.15, 3, method="centroid") == []

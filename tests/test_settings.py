@@ -15,7 +15,8 @@ def test_defaults_follow_the_design():
     assert settings.fetch_allow_private_networks is False
     assert settings.fetch_interval_seconds == 0.1
     assert settings.outlet_max_failures == 2
-    assert settings.cluster_threshold == 0.6
+    assert settings.cluster_threshold is None  # the method's own: 0.60 for the seed's
+    assert settings.cluster_method == "seed"
     assert settings.cluster_min_size == 3
     assert settings.photo_title_patterns == DEFAULT_PHOTO_TITLE_PATTERNS
     assert "newsdesk" in settings.user_agent
@@ -35,6 +36,8 @@ def test_defaults_follow_the_design():
         ({"DATABASE_URL": " postgresql://x/y "}, "database_url", "postgresql://x/y"),
         ({"DATABASE_URL": ""}, "database_url", None),
         ({"STATE_TABLE_NAME": "t"}, "state_table_name", "t"),
+        ({"CLUSTER_METHOD": "centroid"}, "cluster_method", "centroid"),
+        ({"CLUSTER_THRESHOLD": "0.6"}, "cluster_threshold", 0.6),
     ],
 )
 def test_variables_are_parsed(env, attribute, expected):
@@ -53,6 +56,7 @@ def test_variables_are_parsed(env, attribute, expected):
         ({"PHOTO_TITLE_PATTERNS": '["[포토"]'}, "PHOTO_TITLE_PATTERNS"),
         ({"PHOTO_TITLE_PATTERNS": '{"a": 1}'}, "PHOTO_TITLE_PATTERNS"),
         ({"CLUSTER_THRESHOLD": "1.5"}, "CLUSTER_THRESHOLD"),
+        ({"CLUSTER_METHOD": "kmeans"}, "CLUSTER_METHOD"),
     ],
 )
 def test_bad_values_name_the_variable(env, named):

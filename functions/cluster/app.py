@@ -9,6 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from newsdesk.aws import database_from
 from newsdesk.cluster_job import run_clustering
+from newsdesk.clustering import DEFAULT_THRESHOLDS
 from newsdesk.metrics import add_cluster_metrics
 from newsdesk.settings import Settings
 
@@ -21,9 +22,12 @@ database = database_from(settings)
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    method = settings.cluster_method
+    threshold = settings.cluster_threshold
     run = run_clustering(
         database,
-        threshold=settings.cluster_threshold,
+        method=method,
+        threshold=DEFAULT_THRESHOLDS[method] if threshold is None else threshold,
         min_size=settings.cluster_min_size,
         window_hours=settings.cluster_window_hours,
     )

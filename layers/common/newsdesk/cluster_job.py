@@ -73,6 +73,7 @@ class _Article:
     category: str
     title: str
     issued: bool
+    collected_at: datetime
 
 
 def _utc_now() -> datetime:
@@ -85,6 +86,7 @@ def run_clustering(
     min_size: int,
     window_hours: float,
     clock: Callable[[], datetime] = _utc_now,
+    method: str = "seed",
 ) -> ClusterRun:
     run = ClusterRun()
     with database.transaction() as cursor:
@@ -98,7 +100,7 @@ def run_clustering(
         since = clock() - timedelta(hours=window_hours)
         articles = _window(database, since)
         for _, group in itertools.groupby(articles, key=lambda a: a.category_id):
-            _cluster_category(database, list(group), threshold, min_size, run)
+            _cluster_category(database, list(group), threshold, min_size, method, run)
     finally:
         # A broken connection has released the lock already; keep the first error.
         with contextlib.suppress(StoreError), database.transaction() as cursor:
@@ -118,7 +120,7 @@ def _window(database: Database, since: datetime) -> list[_Article]:
     with database.transaction() as cursor:
         cursor.execute(
             """
-            SELECT a.id, a.category_id, c.name, a.title, a.issue_id IS NOT NULL
+            SELECT a.id, a.category_id, c.name, a.title, a.issue_id IS NOT NULL, a.collected_at
             FROM raw_article a JOIN category c ON c.id = a.category_id
             WHERE a.collected_at >= %s
             ORDER BY a.category_id, a.id
@@ -129,11 +131,23 @@ def _window(database: Database, since: datetime) -> list[_Article]:
 
 
 def _cluster_category(
-    database: Database, articles: list[_Article], threshold: float, min_size: int, run: ClusterRun
+    database: Database,
+    articles: list[_Article],
+    threshold: float,
+    min_size: int,
+    method: str,
+    run: ClusterRun,
 ) -> None:
     taken = [a.issued for a in articles]
     run.articles_considered += taken.count(False)
-    groups = find_groups([a.title for a in articles], threshold, min_size, taken=taken)
+    groups = find_groups(
+        [a.title for a in articles],
+        threshold,
+        min_size,
+        taken=taken,
+        method=method,
+        times=[a.collected_at.timestamp() for a in articles],
+    )
     for group in groups:
         members = [articles[i] for i in group.members]
         representative = articles[group.representative]

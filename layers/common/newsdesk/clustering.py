@@ -22,6 +22,11 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.preprocessing import normalize
 
+METHODS = ("seed", "centroid")
+# Each method's threshold, chosen by a sweep on the labelled UCI sample
+# (benchmarks/cluster_quality.py --sweep); the seed's is the seed's.
+DEFAULT_THRESHOLDS = {"seed": 0.60, "centroid": 0.15}
+
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"  # noqa: S105  (the seed's tokens, not a secret)
 # Upper bound on the entries of one block's product (about 12 bytes each before thresholding).
 BLOCK_PRODUCT_ENTRIES = 4_000_000
@@ -34,10 +39,11 @@ class Group:
 
 
 def cluster_titles(
-    titles: Sequence[str], threshold: float = 0.6, min_size: int = 3
+    titles: Sequence[str], threshold: float = 0.6, min_size: int = 3, method: str = "seed"
 ) -> list[list[int]]:
-    """Groups of indices into ``titles``, ascending, in the order the greedy pass finds them."""
-    return [group.members for group in find_groups(titles, threshold, min_size)]
+    """Groups of indices into ``titles``, ascending, in the order they are found. ``method``
+    is one of ``METHODS``; each has its recommended threshold in ``DEFAULT_THRESHOLDS``."""
+    return [group.members for group in find_groups(titles, threshold, min_size, method=method)]
 
 
 def find_groups(
@@ -45,17 +51,27 @@ def find_groups(
     threshold: float = 0.6,
     min_size: int = 3,
     taken: Sequence[bool] | None = None,
+    method: str = "seed",
+    times: Sequence[float] | None = None,
 ) -> list[Group]:
-    """The seed's greedy pass; ``taken`` marks titles that count for the vectors (their words
-    shape the IDF) but are already in an issue and cannot be gathered again."""
+    """``taken`` marks titles that count for the vectors (their words shape the IDF) but are
+    already in an issue and cannot be gathered again. ``times`` (seconds, ascending) lets the
+    centroid method forget groups idle for longer than its window."""
     if min_size < 1:
         raise ValueError("min_size must be at least 1")
+    if method not in METHODS:
+        raise ValueError(f"unknown clustering method {method!r}; expected one of {METHODS}")
     n = len(titles)
     is_taken = np.zeros(n, dtype=bool) if taken is None else np.array(taken, dtype=bool)
     if is_taken.shape != (n,):
         raise ValueError("taken must have one flag per title")
     if n == 0:
         return []
+    if method == "centroid":
+        from newsdesk.centroid import centroid_groups
+
+        found = centroid_groups(titles, threshold, min_size, is_taken, times)
+        return [Group(members, representative) for members, representative in found]
     vectors = _vectors(titles)
     if threshold <= 0:
         # Cosines of TF-IDF vectors are never negative: the first free title gathers all.

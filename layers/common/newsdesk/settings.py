@@ -29,6 +29,9 @@ DEFAULT_PHOTO_TITLE_PATTERNS: tuple[str, ...] = (
     r"\[포토에세이\]",
 )
 
+# newsdesk.clustering.METHODS, named here too so that settings never load scikit-learn.
+CLUSTER_METHODS = ("seed", "centroid")
+
 USER_AGENT = f"newsdesk/{__version__} (RSS/Atom collector; python-requests)"
 
 N = TypeVar("N", int, float)
@@ -54,7 +57,8 @@ class Settings:
     outlet_queue_url: str | None = None
     raw_bucket: str | None = None
     sources_path: Path | None = None
-    cluster_threshold: float = 0.60
+    cluster_method: str = "seed"
+    cluster_threshold: float | None = None  # None: the method's recommended threshold
     cluster_min_size: int = 3
     cluster_window_hours: float = 24.0
     data_dir: Path = field(default_factory=lambda: Path.home() / ".local/share/newsdesk")
@@ -95,9 +99,10 @@ class Settings:
             outlet_queue_url=reader.text("OUTLET_QUEUE_URL"),
             raw_bucket=reader.text("RAW_BUCKET"),
             sources_path=reader.path("SOURCES_PATH"),
-            cluster_threshold=reader.number(
-                "CLUSTER_THRESHOLD", float, defaults.cluster_threshold, minimum=0, maximum=1
+            cluster_method=reader.choice(
+                "CLUSTER_METHOD", CLUSTER_METHODS, defaults.cluster_method
             ),
+            cluster_threshold=reader.optional_number("CLUSTER_THRESHOLD", minimum=0, maximum=1),
             cluster_min_size=reader.number(
                 "CLUSTER_MIN_SIZE", int, defaults.cluster_min_size, minimum=1
             ),
@@ -146,6 +151,19 @@ class _Reader:
             raise SettingsError(f"{name}: must be at least {minimum}, got {raw!r}")
         if maximum is not None and value > maximum:
             raise SettingsError(f"{name}: must be at most {maximum}, got {raw!r}")
+        return value
+
+    def optional_number(self, name: str, minimum: float, maximum: float) -> float | None:
+        if self.text(name) is None:
+            return None
+        return self.number(name, float, 0.0, minimum=minimum, maximum=maximum)
+
+    def choice(self, name: str, choices: tuple[str, ...], default: str) -> str:
+        value = self.text(name)
+        if value is None:
+            return default
+        if value not in choices:
+            raise SettingsError(f"{name}: expected one of {', '.join(choices)}, got {value!r}")
         return value
 
     def flag(self, name: str, default: bool) -> bool:
