@@ -2,7 +2,8 @@
 
 Three live feeds (two outlets) and one outlet of six feeds that never answer; the fetch bound is
 FETCH_TIMEOUT_SECONDS=2. Prints each round's wall time and totals, and the requests the dead
-outlet received. Usage: .venv/bin/python benchmarks/dead_outlet_round.py [--concurrency N]
+outlet received: two in the first round (the breaker), none in the second (its cool-down).
+Usage: .venv/bin/python benchmarks/dead_outlet_round.py [--concurrency N]
 """
 
 from __future__ import annotations
@@ -54,8 +55,8 @@ def run(concurrency: int) -> None:
         env.pop("AWS_ENDPOINT_URL", None)
         args = ["collect", "--sources", str(sources), "--json", "--concurrency", str(concurrency)]
         print(
-            f"{'round':>5} {'wall s':>7} {'new':>4} {'dup':>4} {'photo':>5} {'failed':>6} "
-            f"{'skipped':>7}"
+            f"{'round':>5} {'wall s':>7} {'new':>4} {'dup':>4} {'photo':>5} {'not mod':>7} "
+            f"{'failed':>6} {'skipped':>7} {'outlets':>7}"
         )
         for number in (1, 2):
             out = io.StringIO()
@@ -66,7 +67,8 @@ def run(concurrency: int) -> None:
             t = json.loads(out.getvalue())["totals"]
             print(
                 f"{number:>5} {seconds:>7.1f} {t['new']:>4} {t['duplicate']:>4} "
-                f"{t['photo_filtered']:>5} {t['feeds_failed']:>6} {t['feeds_skipped']:>7}"
+                f"{t['photo_filtered']:>5} {t['feeds_not_modified']:>7} {t['feeds_failed']:>6} "
+                f"{t['feeds_skipped']:>7} {len(json.loads(out.getvalue())['outlets']):>7}"
             )
         dead = sum(n for path, n in server.requests.items() if path.startswith("/dead/"))
         print(f"requests to the dead outlet over both rounds: {dead}")
