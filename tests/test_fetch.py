@@ -123,5 +123,5 @@ def test_connection_refused_is_a_fetch_error():
         ("2001:4860:4860::8888", False),
     ],
 )
-def test_blocked_addresses(address, blocked):
+def test_blocked_addresses(address, blocked):  # classification only: nothing connects to these
     assert is_blocked_address(address) is blocked
