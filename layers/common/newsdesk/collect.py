@@ -164,7 +164,7 @@ class OutletCollector:
         return report
 
     def _after_feed(self, ok: bool, run: _Run, report: OutletReport) -> None:
-        at, outlet = run.message.scheduled_at, run.outlet
+        outlet = run.outlet
         if not ok:
             run.breaker.record_failure()
         if run.probing:
@@ -174,32 +174,27 @@ class OutletCollector:
                 logger.info(
                     "outlet breaker closed after a half-open probe", extra={"outlet": outlet.source}
                 )
+                self._states.save(outlet)
             else:
                 run.breaker.failures = run.breaker.max_failures  # skip the rest
-                outlet.tripped(at, self._policy.breaker)
-                report.breaker_tripped = True
-                logger.warning(
-                    "half-open probe failed; outlet breaker re-opened",
-                    extra={
-                        "outlet": outlet.source,
-                        "open_until": format_time(outlet.open_until or at),
-                        "trips": outlet.trips,
-                    },
-                )
-            self._states.save(outlet)
+                self._trip(run, report, "half-open probe failed; outlet breaker re-opened")
         elif not ok and run.breaker.is_open:
-            outlet.tripped(at, self._policy.breaker)
-            report.breaker_tripped = True
-            logger.warning(
-                "outlet breaker open: skipping the outlet's remaining feeds",
-                extra={
-                    "outlet": outlet.source,
-                    "failures": run.breaker.failures,
-                    "open_until": format_time(outlet.open_until or at),
-                    "trips": outlet.trips,
-                },
-            )
-            self._states.save(outlet)
+            self._trip(run, report, "outlet breaker open: skipping the outlet's remaining feeds")
+
+    def _trip(self, run: _Run, report: OutletReport, message: str) -> None:
+        at, outlet = run.message.scheduled_at, run.outlet
+        outlet.tripped(at, self._policy.breaker)
+        report.breaker_tripped = True
+        logger.warning(
+            message,
+            extra={
+                "outlet": outlet.source,
+                "failures": run.breaker.failures,
+                "open_until": format_time(outlet.open_until or at),
+                "trips": outlet.trips,
+            },
+        )
+        self._states.save(outlet)
 
     def _collect_feed(self, feed: Feed, state: FeedState, report: FeedReport, run: _Run) -> bool:
         at, schedule = run.message.scheduled_at, self._policy.schedule
@@ -234,7 +229,9 @@ class OutletCollector:
                 },
             )
             return False
-        self._store(feed, parsed, report, run.seen)
+        store_entries(
+            parsed, feed, report, run.seen, self._articles, self._policy.photo_filter, self._clock()
+        )
         etag, last_modified = validators(fetched.headers)
         state.succeeded(
             at,
@@ -263,11 +260,6 @@ class OutletCollector:
             },
         )
         return True
-
-    def _store(self, feed: Feed, parsed: ParsedFeed, report: FeedReport, seen: set[str]) -> None:
-        store_entries(
-            parsed, feed, report, seen, self._articles, self._policy.photo_filter, self._clock()
-        )
 
 
 def store_entries(

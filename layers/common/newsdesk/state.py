@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -67,8 +67,6 @@ class BreakerPolicy:
 
 class _Record:
     """Conversion to and from DynamoDB attribute values for the dataclasses below."""
-
-    KEY_FIELDS: ClassVar[tuple[str, ...]] = ()
 
     def _keys(self) -> dict[str, Any]:
         raise NotImplementedError
