@@ -14,6 +14,15 @@ from newsdesk.report import CONTRACT_KEYS, COUNT_KEYS
 pytestmark = pytest.mark.slow
 
 
+def write_sources(path, entries):
+    """A sources.yaml of ``(source, url, category)`` entries."""
+    path.write_text(
+        "".join(f'- {{source: "{s}", url: "{u}", category: "{c}"}}\n' for s, u, c in entries),
+        encoding="utf-8",
+    )
+    return path
+
+
 def environ(data_dir, **extra):
     env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
     env.update(NEWSDESK_DATA_DIR=str(data_dir), **extra)
@@ -37,11 +46,7 @@ def test_collect_json_with_a_dead_outlet(
             "경제",
         ),
     ] + [("프레시안", serve(f"/pressian/{n}.xml", mode="hang"), "정치") for n in range(6)]
-    sources = tmp_path / "sources.yaml"
-    sources.write_text(
-        "".join(f'- {{source: "{s}", url: "{u}", category: "{c}"}}\n' for s, u, c in entries),
-        encoding="utf-8",
-    )
+    sources = write_sources(tmp_path / "sources.yaml", entries)
     env = environ(data_dir, DATABASE_URL=postgres_url, FETCH_TIMEOUT_SECONDS="2")
     args = ["collect", "--sources", str(sources), "--json", "--concurrency", "3"]
 
@@ -103,12 +108,9 @@ def test_a_second_run_asks_conditionally_and_gets_304s(
     urls = [
         serve(f"/{n}.xml", "good.xml" if n == 0 else "atom.xml", etag=f'"e{n}"') for n in range(2)
     ]
-    sources = data_dir.parent / f"{data_dir.name}-sources.yaml"
-    sources.write_text(
-        "".join(
-            f'- {{source: "연합뉴스", url: "{u}", category: "c{n}"}}\n' for n, u in enumerate(urls)
-        ),
-        encoding="utf-8",
+    sources = write_sources(
+        data_dir.parent / f"{data_dir.name}-sources.yaml",
+        [("연합뉴스", u, f"c{n}") for n, u in enumerate(urls)],
     )
     env = environ(data_dir, DATABASE_URL=postgres_url)
     assert main(["collect", "--sources", str(sources), "--json"], env) == 0
@@ -128,10 +130,8 @@ def test_a_second_run_asks_conditionally_and_gets_304s(
 def test_collect_prints_the_seed_line_per_feed(
     data_dir, tmp_path, serve, database, postgres_url, capsys
 ):
-    sources = tmp_path / "sources.yaml"
-    sources.write_text(
-        f'- {{source: "뉴시스", url: "{serve("/g.xml", "good.xml")}", category: "정치"}}\n',
-        encoding="utf-8",
+    sources = write_sources(
+        tmp_path / "sources.yaml", [("뉴시스", serve("/g.xml", "good.xml"), "정치")]
     )
     env = environ(data_dir, DATABASE_URL=postgres_url)
     assert main(["collect", "--sources", str(sources), "--concurrency", "1"], env) == 0
@@ -151,10 +151,7 @@ def test_collect_refuses_a_broken_sources_file_before_sending(data_dir, tmp_path
 
 
 def test_collect_with_the_database_down_fails_loudly(data_dir, tmp_path, serve, capsys):
-    sources = tmp_path / "sources.yaml"
-    sources.write_text(
-        f'- {{source: A, url: "{serve("/g.xml", "good.xml")}", category: 정치}}\n', encoding="utf-8"
-    )
+    sources = write_sources(tmp_path / "sources.yaml", [("A", serve("/g.xml", "good.xml"), "정치")])
     env = environ(data_dir, DATABASE_URL="postgresql://newsdesk@127.0.0.1:9/none")
     assert main(["collect", "--sources", str(sources)], env) == 2
     assert "cannot connect to PostgreSQL" in capsys.readouterr().err
@@ -179,13 +176,10 @@ def test_cluster_and_issues_commands(data_dir, serve, database, postgres_url, ca
         "<link>https://example.test/{}</link></item></channel></rss>"
     )
     title = "한국은행 기준금리 연 2.50% 동결 물가 안정 우선"
-    sources = data_dir.parent / f"{data_dir.name}-sources.yaml"
     urls = [serve(f"/{n}.xml", body=feed.format(title, n).encode()) for n in range(3)]
-    sources.write_text(
-        "".join(
-            f'- {{source: "언론사{n}", url: "{u}", category: 경제}}\n' for n, u in enumerate(urls)
-        ),
-        encoding="utf-8",
+    sources = write_sources(
+        data_dir.parent / f"{data_dir.name}-sources.yaml",
+        [(f"언론사{n}", u, "경제") for n, u in enumerate(urls)],
     )
     env = environ(data_dir, DATABASE_URL=postgres_url)
     assert main(["collect", "--sources", str(sources), "--json"], env) == 0
@@ -215,8 +209,9 @@ def test_reparse_reads_the_bodies_kept_by_an_earlier_run(
     data_dir, serve, feed_server, database, postgres_url, capsys
 ):
     url = serve("/good.xml", "good.xml")
-    sources = data_dir.parent / f"{data_dir.name}-sources.yaml"
-    sources.write_text(f'- {{source: "뉴시스", url: "{url}", category: "정치"}}\n', "utf-8")
+    sources = write_sources(
+        data_dir.parent / f"{data_dir.name}-sources.yaml", [("뉴시스", url, "정치")]
+    )
     env = environ(data_dir, DATABASE_URL=postgres_url)
     assert main(["collect", "--sources", str(sources), "--json"], env) == 0
     assert json.loads(capsys.readouterr().out)["totals"]["raw_bodies_stored"] == 1
