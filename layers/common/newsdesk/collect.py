@@ -16,7 +16,7 @@ from newsdesk.breaker import OutletBreaker
 from newsdesk.errors import FeedError, HTTPStatusError
 from newsdesk.fetch import FetchPolicy, FetchResult, fetch
 from newsdesk.messages import OutletMessage, format_time
-from newsdesk.parse import ParsedFeed, parse_feed
+from newsdesk.parse import ParsedFeed, fits_a_key, parse_feed
 from newsdesk.photo import PhotoFilter
 from newsdesk.raw import RawStore
 from newsdesk.report import (
@@ -274,13 +274,16 @@ def store_entries(
     """Filter photo news, drop what ``seen`` (this pass) has already met, store the rest, and
     count all of it in ``report``."""
     report.entries_seen = len(parsed.entries) + parsed.entries_without_link
-    report.without_link = parsed.entries_without_link
+    report.without_link = parsed.entries_without_link  # or without one that can be stored
     fresh: list[Article] = []
     for entry in parsed.entries:
         if photo_filter.is_photo(entry.title):
             report.photo_filtered += 1
             continue
         canonical = canonical_url(entry.link)
+        if not fits_a_key(canonical):  # percent-encoding made it too long to index
+            report.without_link += 1
+            continue
         if canonical in seen:  # in another feed of this outlet, or twice in this one
             report.duplicate_in_message += 1
             continue
