@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -12,8 +13,11 @@ from types import TracebackType
 
 @dataclass(frozen=True)
 class Route:
-    """What one path answers. ``mode``: "body" (status, headers, body), "hang" (accepts, never
-    answers), "trickle" (headers, then one byte every ``interval`` seconds)."""
+    """What one path answers, after ``delay`` seconds. ``mode``: "body" (status, headers, body),
+    "hang" (accepts, never answers), "trickle" (headers, then one byte every ``interval``
+    seconds, then the connection is closed, however many bytes it promised). A Content-Length
+    in ``headers`` replaces the true one (a server may lie). ``before`` runs, in the request's
+    thread, before anything is answered: the tests' hook to fault something at that moment."""
 
     body: bytes = b""
     status: int = 200
@@ -22,6 +26,8 @@ class Route:
     interval: float = 1.0
     headers: tuple[tuple[str, str], ...] = ()
     etag: str | None = None  # sent, and a matching If-None-Match is answered with 304
+    before: Callable[[], None] | None = None
+    delay: float = 0.0
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -83,6 +89,10 @@ class FeedServer:
                     server.requests[path] += 1
                     server.request_headers.setdefault(path, []).append(dict(self.headers))
                 route = server.routes.get(path)
+                if route is not None and route.before is not None:
+                    route.before()
+                if route is not None and route.delay and server._stopping.wait(route.delay):
+                    return
                 if route is not None and route.etag and self.headers["If-None-Match"] == route.etag:
                     self._send(
                         Route(b"", 304, route.content_type, headers=route.headers, etag=route.etag)
@@ -102,24 +112,26 @@ class FeedServer:
                     server.uploads.append((self.path, self.rfile.read(length)))
                 self._send(Route(b"", 200, "text/plain"))
 
-            def _send(self, route: Route) -> None:
+            def _head(self, route: Route) -> None:
                 self.send_response(route.status)
                 self.send_header("Content-Type", route.content_type)
-                self.send_header("Content-Length", str(len(route.body)))
+                if not any(name.lower() == "content-length" for name, _ in route.headers):
+                    self.send_header("Content-Length", str(len(route.body)))
                 for name, value in route.headers:
                     self.send_header(name, value)
                 if route.etag:
                     self.send_header("ETag", route.etag)
                 self.end_headers()
+
+            def _send(self, route: Route) -> None:
+                self._head(route)
                 self.wfile.write(route.body)
                 with server._lock:
                     server.bytes_sent[self.path] += len(route.body)
 
             def _trickle(self, route: Route) -> None:
-                self.send_response(route.status)
-                self.send_header("Content-Type", route.content_type)
-                self.send_header("Content-Length", str(len(route.body)))
-                self.end_headers()
+                self.close_connection = True
+                self._head(route)
                 for index in range(len(route.body)):
                     if server._stopping.wait(route.interval):
                         return
@@ -128,6 +140,8 @@ class FeedServer:
                         self.wfile.flush()
                     except OSError:
                         return
+                    with server._lock:
+                        server.bytes_sent[self.path] += 1
 
             def log_message(self, format: str, *args: object) -> None:
                 pass
