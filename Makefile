@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo collect test lint pytest infra-check clean
+.PHONY: demo collect test lint pytest infra-check security clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,5 +41,22 @@ infra-check: $(SAM_VENV)/.installed
 	cd infra && SAM_CLI_TELEMETRY=0 ../$(SAM_VENV)/bin/sam validate --config-env nodocker
 	cd infra && SAM_CLI_TELEMETRY=0 ../$(SAM_VENV)/bin/sam build --config-env nodocker
 
+# checkov, a scanner for CloudFormation, on the template as written and as SAM expands it (the
+# roles and policies it writes). Findings are fixed, or skipped with the reason in the resource's
+# Metadata. --skip-download: no call to Prisma Cloud for guidelines.
+CHECKOV_VENV ?= .venv-checkov
+$(CHECKOV_VENV)/.installed:
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(CHECKOV_VENV)/bin/python -m pip install --quiet 'checkov>=3.2,<4'
+	touch $@
+
+CHECKOV := $(CHECKOV_VENV)/bin/checkov --framework cloudformation --compact --quiet --skip-download
+security: $(CHECKOV_VENV)/.installed $(BIN)/.installed
+	mkdir -p build
+	$(BIN)/python infra/transform.py > build/template.transformed.json
+	$(CHECKOV) --file infra/template.yaml
+	$(CHECKOV) --file build/template.transformed.json
+
 clean:
-	rm -rf $(VENV) $(SAM_VENV) .mypy_cache .ruff_cache .pytest_cache infra/.aws-sam
+	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) build .mypy_cache .ruff_cache .pytest_cache infra/.aws-sam

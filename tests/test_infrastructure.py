@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from samtranslator.translator.transform import transform
-from samtranslator.yaml_helper import yaml_parse
 
+from infra.transform import load, transformed
 from newsdesk.local import LocalContext
 from newsdesk.migrate import available
 from newsdesk.settings import Settings
@@ -31,8 +30,7 @@ REQUIRED = {
 
 @pytest.fixture(scope="module")
 def template() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml_parse(TEMPLATE.read_text(encoding="utf-8"))
-    return loaded
+    return load(TEMPLATE)
 
 
 def functions(template):
@@ -167,25 +165,6 @@ def test_cluster_requirements_match_the_package():
 def test_migrations_revision_is_the_newest_migration(template):
     revision = template["Resources"]["SchemaMigrations"]["Properties"]["Revision"]
     assert revision == available()[-1][0]
-
-
-def transformed(template) -> dict[str, Any]:
-    document = json.loads(json.dumps(template))
-    for resource in document["Resources"].values():
-        props = resource.get("Properties", {})
-        if "CodeUri" in props:
-            props["CodeUri"] = "s3://bucket/code.zip"
-        if "ContentUri" in props:
-            props["ContentUri"] = "s3://bucket/layer.zip"
-        if props.get("PackageType") == "Image":
-            props["ImageUri"] = "123456789012.dkr.ecr.ap-northeast-2.amazonaws.com/cluster:1"
-
-    class NoManagedPolicies:
-        def load(self) -> dict[str, str]:
-            return {}
-
-    result: dict[str, Any] = transform(document, {"Stage": "dev"}, NoManagedPolicies())
-    return result
 
 
 def statements(document):
