@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo collect test lint pytest infra-check security clean
+.PHONY: demo collect test lint pytest corpus infra-check security clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,13 @@ lint: $(BIN)/.installed
 	$(BIN)/mypy
 	$(BIN)/cfn-lint infra/template.yaml
 
-pytest: $(BIN)/.installed
+pytest: $(BIN)/.installed .cache/feedparser-corpus/VERSION
 	$(BIN)/pytest
+
+# feedparser's own test feeds, from its source distribution (tests/feedparser_corpus.py)
+corpus: .cache/feedparser-corpus/VERSION
+.cache/feedparser-corpus/VERSION: $(BIN)/.installed
+	$(BIN)/python -m tests.feedparser_corpus
 
 test: lint pytest
 
@@ -59,4 +64,4 @@ security: $(CHECKOV_VENV)/.installed $(BIN)/.installed
 	$(CHECKOV) --file build/template.transformed.json
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) build .mypy_cache .ruff_cache .pytest_cache infra/.aws-sam
+	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) build .cache .mypy_cache .ruff_cache .pytest_cache infra/.aws-sam
