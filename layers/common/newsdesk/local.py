@@ -292,6 +292,18 @@ def lambda_pool(runtime: LocalRuntime, concurrency: int) -> Iterator[ProcessPool
         yield pool
 
 
+def _load_collect_functions() -> None:
+    for function in ("fanout", "worker"):
+        importlib.import_module(FUNCTIONS[function])
+
+
+def warm_pool(pool: ProcessPoolExecutor, concurrency: int) -> None:
+    """Start ``concurrency`` containers with the collect handlers imported, as warm Lambdas
+    (or provisioned concurrency) would be: a round then measures work, not cold starts."""
+    for future in [pool.submit(_load_collect_functions) for _ in range(concurrency)]:
+        future.result()
+
+
 def invoke_function(runtime: LocalRuntime, function: str, event: dict[str, Any]) -> dict[str, Any]:
     """One invocation of ``function`` in a fresh container (process)."""
     with lambda_pool(runtime, 1) as pool:
@@ -352,18 +364,22 @@ def run_collect_round(
     concurrency: int,
     outlet_order: Sequence[str] = (),
     ignore_schedule: bool = True,
+    pool: ProcessPoolExecutor | None = None,
 ) -> RoundResult:
     """Fan-out, then every message on the queue through the worker, one record an invocation
     (the template's BatchSize), ``concurrency`` at a time. Records the worker reports failed
     stay on the queue, as with the real event source mapping. Reports come in ``outlet_order``
-    (the sources file's), any outlet not in it after those."""
+    (the sources file's), any outlet not in it after those. Without ``pool`` the round starts
+    its own containers."""
     started = time.monotonic()
     sqs = runtime.client("sqs")
     queue_url = runtime.env["OUTLET_QUEUE_URL"]
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
         "Attributes"
     ]["QueueArn"]
-    with lambda_pool(runtime, concurrency) as pool:
+    with contextlib.ExitStack() as stack:
+        if pool is None:
+            pool = stack.enter_context(lambda_pool(runtime, concurrency))
         event = scheduled_event(datetime.now(UTC)) | {"ignore_schedule": ignore_schedule}
         fanout = pool.submit(_invoke, "fanout", event).result()
         messages = _receive_all(sqs, queue_url)
