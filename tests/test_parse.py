@@ -53,6 +53,24 @@ def test_cp949_labelled_euc_kr_decodes(content_type):
     assert [e.title for e in feed.entries] == [*CP949_TITLES, "한국은행 기준금리 동결"]
 
 
+def test_a_cp949_feed_labelled_utf8_decodes():
+    content = feed_bytes("cp949-labelled-euc-kr.xml").replace(
+        b'encoding="euc-kr"', b'encoding="utf-8"'
+    )
+    assert b'encoding="utf-8"' in content
+    feed = parse_feed(content, "application/rss+xml; charset=utf-8")
+    assert [e.title for e in feed.entries][:2] == CP949_TITLES
+
+
+def test_character_entities_declared_in_the_doctype_still_expand():
+    content = (
+        '<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY copy "&#169;"><!ENTITY org "연합뉴스">]>'
+        "<rss version='2.0'><channel><item><title>&org; &copy; 2026</title>"
+        "<link>https://example.test/e</link></item></channel></rss>"
+    ).encode()
+    assert [e.title for e in parse_feed(content).entries] == ["연합뉴스 © 2026"]
+
+
 def test_a_utf8_feed_is_left_to_feedparser():
     feed = parse_feed(
         "<rss version='2.0'><channel><item><title>한글 제목</title>"

@@ -71,7 +71,7 @@ def parse_feed(content: bytes, content_type: str | None = None) -> ParsedFeed:
     """Parse ``content``; raise FeedParseError when it is not an RSS or Atom feed."""
     if not content.strip():
         raise FeedParseError("empty body")
-    content, headers = _as_utf8_if_korean_legacy(content, content_type)
+    content, headers = _as_reliable_utf8(content, content_type)
     content = _without_unsafe_entities(content)
     parsed = feedparser.parse(content, response_headers=headers, sanitize_html=True)
     if not parsed.get("version"):
@@ -122,7 +122,7 @@ def declared_encoding(content: bytes, content_type: str | None) -> str | None:
     return declaration.group(1).decode("ascii") if declaration else None
 
 
-def _as_utf8_if_korean_legacy(
+def _as_reliable_utf8(
     content: bytes, content_type: str | None
 ) -> tuple[bytes, dict[str, str]]:
     """Hand feedparser UTF-8 where it would guess wrong, with a header saying so.
