@@ -342,8 +342,8 @@ def main() -> None:
             print(
                 f"round {number}: seed / newsdesk c={top}: "
                 f"{seed.seconds / ours.seconds:.1f}x time, "
-                f"{seed.requests / max(ours.requests, 1):.1f}x requests, "
-                f"{seed.bytes_sent / max(ours.bytes_sent, 1):.1f}x bytes"
+                f"{seed.requests / max(ours.requests, 1):.2f}x requests, "
+                f"{seed.bytes_sent / 1e6:.2f} MB against {ours.bytes_sent / 1e6:.2f} MB"
             )
     extra = fastest.seconds - baseline[0].seconds
     print(
