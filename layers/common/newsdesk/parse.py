@@ -122,9 +122,7 @@ def declared_encoding(content: bytes, content_type: str | None) -> str | None:
     return declaration.group(1).decode("ascii") if declaration else None
 
 
-def _as_reliable_utf8(
-    content: bytes, content_type: str | None
-) -> tuple[bytes, dict[str, str]]:
+def _as_reliable_utf8(content: bytes, content_type: str | None) -> tuple[bytes, dict[str, str]]:
     """Hand feedparser UTF-8 where it would guess wrong, with a header saying so.
 
     Feeds labelled EUC-KR are often CP949 (its superset, with the 8,822 syllables EUC-KR
