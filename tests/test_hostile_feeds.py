@@ -141,7 +141,7 @@ def test_a_gzip_bomb_is_stopped_by_the_byte_cap(serve, collect_feed):
     assert (report.status, report.failure_class) == (FEED_FAILED, "too_large")
 
 
-def test_a_gigabyte_content_length_is_refused_before_reading(serve, collect_feed, feed_server):
+def test_a_gigabyte_content_length_is_refused_before_reading(serve, collect_feed):
     url = serve("/lie.xml", body=rss(item()), headers=(("Content-Length", str(1024 * MB)),))
     report = collect_feed(url)
     assert (report.status, report.failure_class) == (FEED_FAILED, "too_large")
