@@ -33,14 +33,20 @@ corpus: .cache/feedparser-corpus/VERSION
 
 test: lint pytest
 
-# The SAM CLI in its own environment (its pins are its own): validate with lint, and build the
-# layer and zip functions (the cluster image needs Docker). SAM needs python3.12 on PATH.
+# A tool in an environment of its own (its pins are its own): $(call tool_venv,FOLDER,REQUIREMENT)
+define tool_venv
+	$(PYTHON) -m venv $(1)
+	$(1)/bin/python -m pip install --quiet --upgrade pip
+	$(1)/bin/python -m pip install --quiet '$(2)'
+	touch $(1)/.installed
+endef
+
+# The SAM CLI: validate with lint, and build the layer and zip functions (the cluster image
+# needs Docker). SAM needs python3.12 on PATH.
 SAM_VENV ?= .venv-sam
+SAM_REQUIREMENT := aws-sam-cli>=1.120,<2
 $(SAM_VENV)/.installed:
-	$(PYTHON) -m venv $(SAM_VENV)
-	$(SAM_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(SAM_VENV)/bin/python -m pip install --quiet 'aws-sam-cli>=1.120,<2'
-	touch $@
+	$(call tool_venv,$(SAM_VENV),$(SAM_REQUIREMENT))
 
 infra-check: $(SAM_VENV)/.installed
 	cd infra && SAM_CLI_TELEMETRY=0 ../$(SAM_VENV)/bin/sam validate --config-env nodocker
@@ -50,11 +56,9 @@ infra-check: $(SAM_VENV)/.installed
 # roles and policies it writes). Findings are fixed, or skipped with the reason in the resource's
 # Metadata. --skip-download: no call to Prisma Cloud for guidelines.
 CHECKOV_VENV ?= .venv-checkov
+CHECKOV_REQUIREMENT := checkov>=3.2,<4
 $(CHECKOV_VENV)/.installed:
-	$(PYTHON) -m venv $(CHECKOV_VENV)
-	$(CHECKOV_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(CHECKOV_VENV)/bin/python -m pip install --quiet 'checkov>=3.2,<4'
-	touch $@
+	$(call tool_venv,$(CHECKOV_VENV),$(CHECKOV_REQUIREMENT))
 
 CHECKOV := $(CHECKOV_VENV)/bin/checkov --framework cloudformation --compact --quiet --skip-download
 security: $(CHECKOV_VENV)/.installed $(BIN)/.installed
