@@ -29,7 +29,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
@@ -90,11 +90,7 @@ def outlets(count: int, with_dead: bool, seed: int = 7) -> list[FeedSpec]:
                 route = Route(body=b"busy", status=503, headers=(("Retry-After", "3600"),))
             else:
                 route = Route(body=body, etag=f'"o{o}f{f}"')
-            specs.append(
-                FeedSpec(
-                    source, CATEGORIES[f], path, kind, Route(**{**route.__dict__, "delay": delay})
-                )
-            )
+            specs.append(FeedSpec(source, CATEGORIES[f], path, kind, replace(route, delay=delay)))
     return specs
 
 
@@ -243,16 +239,16 @@ def newsdesk_rounds(
 ) -> tuple[list[Round], float]:
     slug = "".join(c if c.isalnum() else "-" for c in label)  # pg_ctl takes no spaces
     sources = folder / f"sources-{slug}.yaml"
-    sources.write_text(
-        "".join(
-            f'- {{source: "{s.source}", url: "URL{s.path}", category: "{s.category}"}}\n'
-            for s in specs
-        ),
-        encoding="utf-8",
-    )
     rounds = []
     with serving(specs) as server:
-        sources.write_text(sources.read_text(encoding="utf-8").replace("URL", server.base_url))
+        sources.write_text(
+            "".join(
+                f'- {{source: "{s.source}", url: "{server.url(s.path)}", '
+                f'category: "{s.category}"}}\n'
+                for s in specs
+            ),
+            encoding="utf-8",
+        )
         env = dict(
             os.environ,
             NEWSDESK_DATA_DIR=str(folder / f"data-{slug}"),
