@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo collect test lint pytest corpus infra-check security clean
+.PHONY: demo collect test lint pytest corpus local-resources infra-check security clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,7 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/cfn-lint infra/template.yaml
 
 pytest: $(BIN)/.installed .cache/feedparser-corpus/VERSION
@@ -32,6 +33,10 @@ corpus: .cache/feedparser-corpus/VERSION
 	$(BIN)/python -m tests.feedparser_corpus
 
 test: lint pytest
+
+# The template's facts the local runtime follows, as package data (a test checks it is current).
+local-resources: $(BIN)/.installed
+	$(BIN)/python -m infra.local_resources > local/newsdesk_local/resources.json
 
 # A tool in an environment of its own (its pins are its own): $(call tool_venv,FOLDER,REQUIREMENT)
 define tool_venv

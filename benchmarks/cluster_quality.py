@@ -18,7 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from newsdesk.clustering import DEFAULT_THRESHOLDS, METHODS, find_groups
-from newsdesk.quality import Scores, score
+from newsdesk_local.quality import Scores, score
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "uci_news_5k.csv"
 

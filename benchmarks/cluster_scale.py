@@ -20,6 +20,8 @@ import resource
 import time
 from typing import Any
 
+from newsdesk_local.seed_reference import seed_clusters
+
 COMMON = [
     "정부",
     "대통령",
@@ -88,30 +90,6 @@ def headlines(n: int, seed: int = 20261201) -> list[str]:
     return [titles[i] for i in order]
 
 
-def seed_implementation(titles: list[str]) -> list[list[int]]:
-    """Seed 000, section 10, as written (returning indices instead of article objects)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.metrics.pairwise import cosine_similarity
-
-    threshold, min_size = 0.60, 3
-    vectorizer = TfidfVectorizer(token_pattern=r"(?u)\b\w\w+\b")
-    tfidf_matrix = vectorizer.fit_transform(titles)
-    cosine_sim = cosine_similarity(tfidf_matrix)
-    visited = [False] * len(titles)
-    clusters = []
-    for i in range(len(titles)):
-        if visited[i]:
-            continue
-        similar_indices = [
-            j for j, score in enumerate(cosine_sim[i]) if score >= threshold and not visited[j]
-        ]
-        if len(similar_indices) >= min_size:
-            clusters.append(similar_indices)
-            for idx in similar_indices:
-                visited[idx] = True
-    return clusters
-
-
 def newsdesk_implementation(titles: list[str]) -> list[list[int]]:
     from newsdesk.clustering import cluster_titles
 
@@ -133,7 +111,7 @@ def _measure(which: str, n: int) -> dict[str, Any]:
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()
     implementation = {
-        "seed": seed_implementation,
+        "seed": seed_clusters,
         "newsdesk": newsdesk_implementation,
         "centroid": centroid_implementation,
     }[which]

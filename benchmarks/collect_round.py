@@ -34,18 +34,16 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
 
-import feedparser
 import psycopg2
 import psycopg2.extras
-import requests
 
-from newsdesk.feedserver import FeedServer, Route
-from newsdesk.local import LocalRuntime, lambda_pool, run_collect_round, warm_pool
-from newsdesk.migrate import migrate
-from newsdesk.photo import PhotoFilter
-from newsdesk.report import totals
-from newsdesk.settings import Settings
-from newsdesk.store import Database
+from newsdesk.core.report import totals
+from newsdesk.core.settings import Settings
+from newsdesk.core.sources import Feed
+from newsdesk_local.driver import run_collect_round, worker_pool
+from newsdesk_local.feedserver import FeedServer, Route
+from newsdesk_local.seed_reference import SEED_TABLE, seed_collect
+from newsdesk_local.services import LocalServices
 
 FEEDS_PER_OUTLET = 10
 ITEMS_PER_FEED = 20
@@ -155,16 +153,14 @@ def seed_rounds(specs: list[FeedSpec], timeout: float, folder: Path) -> list[Rou
         postgres = pgserver.get_server(folder / "seed-pg", cleanup_mode="stop")
     conn = psycopg2.connect(postgres.get_uri())
     with conn, conn.cursor() as cursor:
-        cursor.execute(
-            "CREATE TABLE raw_article (id BIGSERIAL PRIMARY KEY, origin_url TEXT UNIQUE,"
-            " source TEXT, category TEXT, title TEXT, published TEXT)"
-        )
+        cursor.execute(SEED_TABLE)
     rounds = []
     with serving(specs) as server:
         for number in (1, 2):
             counted = Counted(server)
             started = time.monotonic()
-            new, failed, skipped = seed_collect(server, specs, timeout, conn)
+            feeds = [Feed(s.source, server.url(s.path), s.category) for s in specs]
+            new, failed, skipped = seed_collect(feeds, conn, timeout)
             sent = counted.since()
             rounds.append(
                 Round(
@@ -181,54 +177,6 @@ def seed_rounds(specs: list[FeedSpec], timeout: float, folder: Path) -> list[Rou
     conn.close()
     postgres.cleanup()
     return rounds
-
-
-def seed_collect(
-    server: FeedServer, specs: list[FeedSpec], timeout: float, conn: psycopg2.extensions.connection
-) -> tuple[int, int, int]:
-    """The seed's collect_rss(): per outlet, stop after two failures; 0.1 s after each feed."""
-    photo = PhotoFilter(Settings().photo_title_patterns)
-    headers = {"User-Agent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64)"}
-    new = failed = skipped = 0
-    by_outlet: dict[str, list[FeedSpec]] = {}
-    for spec in specs:
-        by_outlet.setdefault(spec.source, []).append(spec)
-    for source, feeds in by_outlet.items():
-        fail_count = 0
-        for index, spec in enumerate(feeds):
-            try:
-                response = requests.get(server.url(spec.path), headers=headers, timeout=timeout)
-                response.raise_for_status()
-                feed = feedparser.parse(response.content)
-                articles = [
-                    (
-                        e.get("link"),
-                        source,
-                        spec.category,
-                        e.get("title", "제목 없음"),
-                        e.get("published"),
-                    )
-                    for e in feed.entries
-                    if not photo.is_photo(e.get("title", "")) and e.get("link")
-                ]
-                with conn, conn.cursor() as cursor:
-                    inserted = psycopg2.extras.execute_values(
-                        cursor,
-                        "INSERT INTO raw_article (origin_url, source, category, title, published)"
-                        " VALUES %s ON CONFLICT (origin_url) DO NOTHING RETURNING id",
-                        articles,
-                        fetch=True,
-                    )
-                new += len(inserted)
-            except Exception:
-                failed += 1
-                fail_count += 1
-                if fail_count >= 2:
-                    skipped += len(feeds) - index - 1
-                    break
-            finally:
-                time.sleep(0.1)
-    return new, failed, skipped
 
 
 # --- newsdesk --------------------------------------------------------------------------------
@@ -258,34 +206,33 @@ def newsdesk_rounds(
             POWERTOOLS_LOG_LEVEL="WARNING",
         )
         env.pop("AWS_ENDPOINT_URL", None)
-        with LocalRuntime(Settings.from_env(env), env) as runtime:
-            database = Database(lambda: runtime.env["DATABASE_URL"])
-            migrate(database)
-            database.close()
-            with lambda_pool(runtime, concurrency) as pool:
-                started = time.monotonic()
-                warm_pool(pool, concurrency)
-                warm_seconds = time.monotonic() - started
-                for number in range(1, count + 1):
-                    counted = Counted(server)
-                    result = run_collect_round(runtime, concurrency, pool=pool)
-                    sent = counted.since()
-                    t = totals(result.outlets)
-                    not_sent = FEEDS_PER_OUTLET * result.fanout["outlets_skipped_open"]
-                    rounds.append(
-                        Round(
-                            label,
-                            number,
-                            result.seconds,
-                            *sent,
-                            t["new"],
-                            t["feeds_not_modified"],
-                            t["feeds_failed"],
-                            t["feeds_skipped"] + t["feeds_skipped_open_breaker"] + not_sent,
-                        )
+        with (
+            LocalServices(Settings.from_env(env), env) as services,
+            worker_pool(services, concurrency) as pool,
+        ):
+            started = time.monotonic()
+            pool.warm()
+            warm_seconds = time.monotonic() - started
+            for number in range(1, count + 1):
+                counted = Counted(server)
+                result = run_collect_round(services, concurrency, workers=pool)
+                sent = counted.since()
+                t = totals(result.outlets)
+                not_sent = FEEDS_PER_OUTLET * result.fanout["outlets_skipped_open"]
+                rounds.append(
+                    Round(
+                        label,
+                        number,
+                        result.seconds,
+                        *sent,
+                        t["new"],
+                        t["feeds_not_modified"],
+                        t["feeds_failed"],
+                        t["feeds_skipped"] + t["feeds_skipped_open_breaker"] + not_sent,
                     )
-                    if result.failed:
-                        print(f"  {label} round {number}: {len(result.failed)} messages failed")
+                )
+                if result.failed:
+                    print(f"  {label} round {number}: {len(result.failed)} messages failed")
     return rounds, warm_seconds
 
 

@@ -17,8 +17,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from newsdesk.cli import main as newsdesk
-from newsdesk.feedserver import FeedServer, Route
+from newsdesk_local.cli import main as newsdesk
+from newsdesk_local.feedserver import FeedServer, Route
 
 OUTLETS = ["연합뉴스", "뉴시스", "한겨레", "경향신문", "동아일보"]
 CATEGORIES = ["정치", "경제", "사회", "국제", "문화"]

@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from newsdesk.cli import main as newsdesk
-from newsdesk.feedserver import FeedServer, Route
+from newsdesk_local.cli import main as newsdesk
+from newsdesk_local.feedserver import FeedServer, Route
 
 FEEDS = Path(__file__).resolve().parent.parent / "tests" / "feeds"
 

@@ -26,14 +26,15 @@ from typing import Any
 
 import feedparser
 
-from newsdesk.collect import store_entries
-from newsdesk.migrate import migrate
-from newsdesk.parse import parse_feed
-from newsdesk.photo import PhotoFilter
-from newsdesk.report import FeedReport
-from newsdesk.settings import Settings
-from newsdesk.sources import Feed
-from newsdesk.store import ArticleStore, Database, InsertResult
+from newsdesk.collect.collector import store_entries
+from newsdesk.collect.parse import parse_feed
+from newsdesk.collect.photo import PhotoFilter
+from newsdesk.core.report import FeedReport
+from newsdesk.core.settings import Settings
+from newsdesk.core.sources import Feed
+from newsdesk.storage.articles import ArticleStore, InsertResult
+from newsdesk.storage.database import Database
+from newsdesk.storage.migrate import migrate
 
 
 @dataclass

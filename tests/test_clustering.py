@@ -3,49 +3,26 @@
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
-from newsdesk import clustering
-from newsdesk.centroid import strip_tags
+from newsdesk.cluster import vectors
+from newsdesk.cluster.centroid import strip_tags
 from newsdesk.clustering import DEFAULT_THRESHOLDS, METHODS, cluster_titles, find_groups
-
-
-def seed_clusters(titles, threshold=0.60, min_size=3):
-    """The seed's algorithm as written (seed 000, section 10), returning indices."""
-    vectorizer = TfidfVectorizer(token_pattern=r"(?u)\b\w\w+\b")
-    try:
-        tfidf_matrix = vectorizer.fit_transform(titles)
-        cosine_sim = cosine_similarity(tfidf_matrix)
-    except ValueError:  # empty vocabulary: the seed crashes; every similarity is 0
-        cosine_sim = np.zeros((len(titles), len(titles)))
-    visited = [False] * len(titles)
-    clusters = []
-    for i in range(len(titles)):
-        if visited[i]:
-            continue
-        similar_indices = [
-            j for j, score in enumerate(cosine_sim[i]) if score >= threshold and not visited[j]
-        ]
-        if len(similar_indices) >= min_size:
-            clusters.append(similar_indices)
-            for idx in similar_indices:
-                visited[idx] = True
-    return clusters
+from newsdesk_local.seed_reference import seed_clusters
 
 
 @contextmanager
 def block_entries(limit: int) -> Iterator[None]:
-    saved = clustering.BLOCK_PRODUCT_ENTRIES
-    clustering.BLOCK_PRODUCT_ENTRIES = limit
+    saved = vectors.BLOCK_PRODUCT_ENTRIES
+    vectors.BLOCK_PRODUCT_ENTRIES = limit
     try:
         yield
     finally:
-        clustering.BLOCK_PRODUCT_ENTRIES = saved
+        vectors.BLOCK_PRODUCT_ENTRIES = saved
 
 
 KOREAN = [

@@ -5,11 +5,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from newsdesk.aws import dynamodb_client
-from newsdesk.collect import CollectPolicy, OutletCollector
-from newsdesk.errors import StoreError
-from newsdesk.messages import OutletMessage
-from newsdesk.report import (
+from newsdesk.aws.clients import dynamodb_client
+from newsdesk.aws.state_table import StateTable
+from newsdesk.collect.collector import CollectPolicy, OutletCollector
+from newsdesk.core.errors import StoreError
+from newsdesk.core.messages import OutletMessage
+from newsdesk.core.report import (
     FEED_FAILED,
     FEED_NOT_DUE,
     FEED_NOT_MODIFIED,
@@ -17,17 +18,19 @@ from newsdesk.report import (
     FEED_SKIPPED,
     FEED_SKIPPED_OPEN,
 )
-from newsdesk.settings import Settings
-from newsdesk.sources import Feed, Outlet
-from newsdesk.state import (
+from newsdesk.core.schedule import (
     BREAKER_CLOSED,
     BREAKER_OPEN,
     STATUS_FAILED,
     STATUS_NOT_MODIFIED,
     STATUS_OK,
-    StateTable,
 )
-from newsdesk.store import ArticleStore, Database
+from newsdesk.core.settings import Settings
+from newsdesk.core.sources import Feed, Outlet
+from newsdesk.storage.articles import ArticleStore
+from newsdesk.storage.database import Database
+from newsdesk_local.feedserver import Route
+from tests.conftest import feed_bytes, rows
 
 START = datetime(2026, 12, 1, tzinfo=UTC)
 ROUND = timedelta(minutes=30)
@@ -48,7 +51,7 @@ def collector(database, aws_env):
                 **settings,
             )
         )
-        states = StateTable(dynamodb_client(), aws_env.env["STATE_TABLE_NAME"])
+        states = StateTable(dynamodb_client(), "newsdesk-state")
         return OutletCollector(
             policy,
             ArticleStore(database),
@@ -94,13 +97,18 @@ def test_a_good_feed_is_stored_with_photos_filtered(collector, serve):
     assert state.category == "정치"
 
 
-def test_the_same_message_twice_writes_nothing_twice(collector, serve, database):
+def test_the_same_message_twice_writes_nothing_twice(collector, serve, feed_server, database):
+    # GIVEN an on-demand message (every feed due) collected once
     url = serve("/good.xml", "good.xml")
-    first = collector().collect(message("A", (url, "정치")))
-    second = collector().collect(message("A", (url, "정치")))
-    assert first.counts()["new"] == 3
-    assert second.feeds[0].status == FEED_NOT_DUE  # the redelivery finds the feed done
-    assert len(articles(database)) == 3
+    first = collector().collect(message("A", (url, "정치"), ignore_schedule=True))
+    stored = rows(database)
+    # WHEN it is delivered again, its body a byte longer so that it is parsed and stored again
+    feed_server.add("/good.xml", Route(feed_bytes("good.xml") + b"\n"))
+    second = collector().collect(message("A", (url, "정치"), ignore_schedule=True))
+    # THEN the second pass reached the store, and the store wrote nothing twice
+    assert (first.counts()["new"], second.counts()["new"]) == (3, 0)
+    assert second.counts()["duplicate_url"] == 3
+    assert rows(database) == stored
 
 
 # --- conditional GET ----------------------------------------------------------------------
@@ -287,7 +295,7 @@ def test_a_tripped_outlet_cools_down_then_probes_one_feed(collector, serve, feed
     [(1, ROUND), (2, 2 * ROUND), (3, 4 * ROUND), (4, 8 * ROUND), (5, 12 * ROUND), (9, 12 * ROUND)],
 )
 def test_the_cool_down_doubles_to_six_hours(trips, cooldown):
-    from newsdesk.state import BreakerPolicy
+    from newsdesk.core.schedule import BreakerPolicy
 
     assert BreakerPolicy().cooldown_after(trips) == cooldown
 

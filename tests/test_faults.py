@@ -11,6 +11,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, cast
@@ -20,16 +21,17 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.compat import HTTPHeaders
 
-from newsdesk.aws import dynamodb_client
-from newsdesk.collect import CollectPolicy, OutletCollector
-from newsdesk.feedserver import FeedServer, Route
-from newsdesk.local import LocalContext
-from newsdesk.messages import OutletMessage
-from newsdesk.migrate import migrate
-from newsdesk.settings import Settings
-from newsdesk.state import STATUS_OK, StateTable
-from newsdesk.store import ArticleStore, Database
-from tests.conftest import feed_bytes, worker_event
+from newsdesk.aws.clients import dynamodb_client
+from newsdesk.aws.state_table import StateTable
+from newsdesk.collect.collector import CollectPolicy, OutletCollector
+from newsdesk.core.messages import OutletMessage
+from newsdesk.core.schedule import STATUS_OK
+from newsdesk.core.settings import Settings
+from newsdesk.storage.articles import ArticleStore
+from newsdesk.storage.database import Database
+from newsdesk.storage.migrate import migrate
+from newsdesk_local.feedserver import FeedServer, Route
+from tests.conftest import container, feed_bytes, worker_event
 
 # ---------------------------------------------------------------------------------------------
 # helpers
@@ -141,14 +143,14 @@ def stoppable_database(stoppable_postgres: StoppablePostgres) -> Iterator[Databa
 
 
 def test_postgres_stopped_mid_batch_fails_the_record_and_the_redelivery_completes_it(
-    aws_env, load_handler, feed_server, stoppable_postgres, stoppable_database
+    aws_env, feed_server, stoppable_postgres, stoppable_database
 ):
     # GIVEN an outlet of three feeds, and PostgreSQL stopping as the second feed is requested
     pg = stoppable_postgres
     event = worker_event(outlet_feeds(feed_server, before_second=once(pg.stop)))
-    handler = load_handler("worker", DATABASE_URL=pg.url)
+    handler = container("worker", DATABASE_URL=pg.url)
     # WHEN the worker processes the message
-    first = handler.lambda_handler(event, LocalContext("worker"))
+    first = handler(event)
     # THEN the record is reported failed, for SQS to deliver again
     assert pg.stops == 1
     assert failed_ids(first) == [event["Records"][0]["messageId"]]
@@ -161,7 +163,7 @@ def test_postgres_stopped_mid_batch_fails_the_record_and_the_redelivery_complete
     # AND only the first feed's state moved on: the others will be fetched again
     assert set(feed_states()) == {event_feed_url(event, 0)}
     # WHEN SQS delivers the message again
-    second = handler.lambda_handler(event, LocalContext("worker"))
+    second = handler(event)
     # THEN it completes the work: the first feed is not fetched again, the others are stored
     assert failed_ids(second) == []
     assert feed_server.requests == {"/one.xml": 1, "/two.xml": 2, "/three.xml": 1}
@@ -222,19 +224,19 @@ def rss(*titles: str, base: str = "https://news.example/a/") -> bytes:
 
 
 def test_a_connection_cut_inside_an_insert_leaves_none_of_the_feed(
-    aws_env, load_handler, serve, database, postgres_url, cut_connection_on_marker
+    aws_env, serve, database, postgres_url, cut_connection_on_marker
 ):
     # GIVEN a feed whose third of five articles makes PostgreSQL drop the connection mid-INSERT
     titles = [f"기사 {n}" for n in range(5)]
     titles[2] = f"기사 2 {CUT_MARKER}"
     event = worker_event([(serve("/cut.xml", body=rss(*titles)), "정치")])
-    handler = load_handler("worker", DATABASE_URL=postgres_url)
+    handler = container("worker")
     # WHEN the worker stores it THEN the record fails and the rows before the cut are gone too
-    assert len(failed_ids(handler.lambda_handler(event, LocalContext("worker")))) == 1
+    assert len(failed_ids(handler(event))) == 1
     assert rows(database) == []
     # AND the redelivery, the fault gone, stores all five once
     cut_connection_on_marker()
-    again = handler.lambda_handler(event, LocalContext("worker"))
+    again = handler(event)
     assert failed_ids(again) == []
     assert again["outlets"][0]["new"] == 5
     assert len(rows(database)) == 5
@@ -260,6 +262,7 @@ class DynamoFaults:
         self.code, self.status, self.operations, self.fail = code, status, operations, fail
         self.attempts: Counter[str] = Counter()
         self.injected: Counter[str] = Counter()
+        self.client: Any = None
 
     def __call__(self, request: Any, **_: Any) -> AWSResponse | None:
         target = request.headers.get("X-Amz-Target", b"")
@@ -293,6 +296,7 @@ def dynamo_faults(
         code: str, status: int, operations: set[str], fail: Callable[[int], bool]
     ) -> DynamoFaults:
         faults = DynamoFaults(code, status, operations, fail)
+        faults.client = client  # the worker under test must use this one
         client.meta.events.register("before-send.dynamodb", cast(Any, faults))
         registered.append(faults)
         return faults
@@ -306,16 +310,16 @@ STATE_CALLS = {"Query", "PutItem"}
 
 
 def test_throttling_is_retried_and_the_round_completes(
-    dynamo_faults, load_handler, feed_server, database, postgres_url
+    dynamo_faults, feed_server, database, postgres_url
 ):
     # GIVEN DynamoDB throttling three attempts out of every four
     faults = dynamo_faults(
         "ProvisionedThroughputExceededException", 400, STATE_CALLS, lambda n: n % 4 != 0
     )
     event = worker_event(outlet_feeds(feed_server))
-    handler = load_handler("worker", DATABASE_URL=postgres_url)
+    handler = container("worker", faults.client)
     # WHEN the worker runs THEN every call succeeds on its fourth attempt and the record too
-    response = handler.lambda_handler(event, LocalContext("worker"))
+    response = handler(event)
     assert failed_ids(response) == []
     assert faults.injected == {"Query": 3, "PutItem": 9}  # one read, three feeds' states
     assert set(categories(database)) == {"정치", "경제", "사회"}
@@ -323,22 +327,22 @@ def test_throttling_is_retried_and_the_round_completes(
 
 
 def test_state_that_cannot_be_saved_fails_the_record_and_nothing_is_stored_twice(
-    dynamo_faults, load_handler, feed_server, database, postgres_url
+    dynamo_faults, feed_server, database, postgres_url
 ):
     # GIVEN DynamoDB refusing every write
     faults = dynamo_faults("InternalServerError", 500, {"PutItem"}, lambda n: True)
     event = worker_event(outlet_feeds(feed_server)[:1])
-    handler = load_handler("worker", DATABASE_URL=postgres_url)
+    handler = container("worker", faults.client)
     # WHEN the worker runs THEN the write is tried five times (max_attempts 4 counts retries)
     # and the record fails
-    assert len(failed_ids(handler.lambda_handler(event, LocalContext("worker")))) == 1
+    assert len(failed_ids(handler(event))) == 1
     assert faults.injected == {"PutItem": 5}
     stored = rows(database)
     assert stored
     assert feed_states() == {}
     # AND the redelivery, DynamoDB back, fetches the feed again and stores nothing twice
     faults.operations = set()
-    again = handler.lambda_handler(event, LocalContext("worker"))
+    again = handler(event)
     assert failed_ids(again) == []
     (outlet,) = again["outlets"]
     assert (outlet["new"], outlet["duplicate"]) == (0, len(stored))
@@ -347,12 +351,12 @@ def test_state_that_cannot_be_saved_fails_the_record_and_nothing_is_stored_twice
 
 
 def test_state_that_cannot_be_read_fails_the_record_before_any_fetch(
-    dynamo_faults, load_handler, feed_server, database, postgres_url
+    dynamo_faults, feed_server, database, postgres_url
 ):
-    dynamo_faults("InternalServerError", 500, {"Query"}, lambda n: True)
+    faults = dynamo_faults("InternalServerError", 500, {"Query"}, lambda n: True)
     event = worker_event(outlet_feeds(feed_server))
-    handler = load_handler("worker", DATABASE_URL=postgres_url)
-    assert len(failed_ids(handler.lambda_handler(event, LocalContext("worker")))) == 1
+    handler = container("worker", faults.client)
+    assert len(failed_ids(handler(event))) == 1
     assert feed_server.requests == {}
     assert rows(database) == []
 
@@ -362,8 +366,9 @@ def test_state_that_cannot_be_read_fails_the_record_before_any_fetch(
 
 
 def two_outlet_batch(feed_server: FeedServer) -> dict[str, Any]:
-    event = worker_event(outlet_feeds(feed_server)[:2])
-    other = worker_event(outlet_feeds(feed_server)[2:])
+    """Two outlets' on-demand messages in one batch: every feed is due on each delivery."""
+    event = worker_event(outlet_feeds(feed_server)[:2], ignore_schedule=True)
+    other = worker_event(outlet_feeds(feed_server)[2:], ignore_schedule=True)
     body = json.loads(other["Records"][0]["body"])
     body["source"] = "뉴시스"
     record = dict(other["Records"][0], messageId="second", body=json.dumps(body))
@@ -371,20 +376,25 @@ def two_outlet_batch(feed_server: FeedServer) -> dict[str, Any]:
     return event
 
 
-def test_the_same_batch_delivered_twice_leaves_the_same_rows_and_state(
-    aws_env, load_handler, feed_server, database, postgres_url
-):
+def test_the_same_batch_delivered_twice_leaves_the_same_rows(aws_env, feed_server, database):
+    # GIVEN a batch of two outlets processed once
     event = two_outlet_batch(feed_server)
-    handler = load_handler("worker", DATABASE_URL=postgres_url)
-    first = handler.lambda_handler(event, LocalContext("worker"))
-    stored, states = rows(database), (feed_states("연합뉴스"), feed_states("뉴시스"))
-    second = handler.lambda_handler(event, LocalContext("worker"))
+    handler = container("worker")
+    first = handler(event)
+    stored = rows(database)
+    # WHEN SQS delivers it again, every body a byte longer so that each feed is parsed and
+    # stored again rather than found not modified
+    for path, route in list(feed_server.routes.items()):
+        feed_server.routes[path] = replace(route, body=route.body + b"\n")
+    second = handler(event)
+    # THEN the store met every article again and wrote none twice
     assert failed_ids(first) == failed_ids(second) == []
-    assert rows(database) == stored
-    assert len(stored) == sum(o["new"] for o in first["outlets"])
-    assert (feed_states("연합뉴스"), feed_states("뉴시스")) == states
+    assert len(stored) == sum(o["new"] for o in first["outlets"]) > 0
     assert [o["new"] for o in second["outlets"]] == [0, 0]
-    assert [o["feeds_not_due"] for o in second["outlets"]] == [2, 1]
+    assert [o["duplicate"] for o in second["outlets"]] == [o["new"] for o in first["outlets"]]
+    assert rows(database) == stored
+    states = [s for o in ("연합뉴스", "뉴시스") for s in feed_states(o).values()]
+    assert [s.last_status for s in states] == [STATUS_OK] * 3
 
 
 def test_two_workers_on_one_outlet_at_once_store_each_article_once(

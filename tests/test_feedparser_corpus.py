@@ -12,14 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from newsdesk.collect import store_entries
-from newsdesk.errors import FeedParseError
-from newsdesk.parse import parse_feed
-from newsdesk.photo import PhotoFilter
-from newsdesk.report import FeedReport
-from newsdesk.settings import Settings
-from newsdesk.sources import Feed
-from newsdesk.store import ArticleStore, Database
+from newsdesk.collect.collector import store_entries
+from newsdesk.collect.parse import parse_feed
+from newsdesk.collect.photo import PhotoFilter
+from newsdesk.core.errors import FeedParseError
+from newsdesk.core.report import FeedReport
+from newsdesk.core.settings import Settings
+from newsdesk.core.sources import Feed
+from newsdesk.storage.articles import ArticleStore
+from newsdesk.storage.database import Database
 from tests.feedparser_corpus import CORPUS
 
 _CONTENT_TYPE = re.compile(rb"^Header:\s*Content-type:\s*(.+?)\s*$", re.MULTILINE | re.IGNORECASE)

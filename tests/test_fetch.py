@@ -6,15 +6,15 @@ import time
 
 import pytest
 
-from newsdesk.errors import (
+from newsdesk.collect.fetch import FetchPolicy, fetch, is_blocked_address
+from newsdesk.core.errors import (
     BlockedAddressError,
     FetchError,
     FetchTimeoutError,
     HTTPStatusError,
     ResponseTooLargeError,
 )
-from newsdesk.fetch import FetchPolicy, fetch, is_blocked_address
-from newsdesk.settings import USER_AGENT
+from newsdesk.core.settings import USER_AGENT
 
 LOOPBACK = FetchPolicy(
     timeout_seconds=2, max_bytes=100_000, user_agent=USER_AGENT, allow_private_networks=True

@@ -8,14 +8,16 @@ from datetime import timedelta
 import pytest
 from botocore.stub import Stubber
 
-from newsdesk.aws import sqs_client
-from newsdesk.errors import FanOutError
-from newsdesk.fanout import fan_out
-from newsdesk.local import LocalContext
-from newsdesk.messages import OutletMessage, parse_time
-from newsdesk.sources import Feed
-from newsdesk.state import BreakerPolicy, OutletState, StateTable
-from tests.conftest import load_event, worker_event
+from newsdesk.aws.clients import sqs_client
+from newsdesk.aws.state_table import StateTable
+from newsdesk.collect.fanout import fan_out
+from newsdesk.core.errors import FanOutError
+from newsdesk.core.messages import OutletMessage
+from newsdesk.core.schedule import BreakerPolicy, OutletState
+from newsdesk.core.sources import Feed
+from newsdesk.core.times import parse_time
+from newsdesk_local.feedserver import Route
+from tests.conftest import feed_bytes, invoke, load_event, rows, worker, worker_event
 
 
 def receive_all(sqs, queue_url):
@@ -39,12 +41,11 @@ def write_sources(tmp_path, outlets: int, feeds_each: int = 2):
     return path
 
 
-def test_fanout_sends_one_message_per_outlet(aws_env, load_handler, tmp_path):
+def test_fanout_sends_one_message_per_outlet(aws_env, tmp_path):
     # GIVEN 25 outlets of 2 feeds (three SendMessageBatch calls)
     sources = write_sources(tmp_path, outlets=25)
-    handler = load_handler("fanout", SOURCES_PATH=str(sources))
     # WHEN the scheduled event arrives
-    result = handler.lambda_handler(load_event("fanout"), LocalContext("fanout"))
+    result = invoke("fanout", load_event("fanout"), SOURCES_PATH=str(sources))
     # THEN 25 messages, each one outlet with its feeds in order and the schedule time
     assert result == {
         "outlets": 25,
@@ -54,7 +55,7 @@ def test_fanout_sends_one_message_per_outlet(aws_env, load_handler, tmp_path):
         "retried": 0,
         "outlets_skipped_open": 0,
     }
-    messages = receive_all(aws_env.client("sqs"), aws_env.env["OUTLET_QUEUE_URL"])
+    messages = receive_all(aws_env.client("sqs"), aws_env.queue_url("OutletQueue"))
     parsed = sorted(
         (OutletMessage.from_json(m["Body"]) for m in messages), key=lambda m: m.outlet.name
     )
@@ -66,10 +67,10 @@ def test_fanout_sends_one_message_per_outlet(aws_env, load_handler, tmp_path):
     assert {m.scheduled_at for m in parsed} == {parse_time("2026-12-01T00:00:00Z")}
 
 
-def test_fanout_skips_outlets_whose_breaker_is_open(aws_env, load_handler, tmp_path):
+def test_fanout_skips_outlets_whose_breaker_is_open(aws_env, tmp_path):
     # GIVEN outlet 03 tripped at the last round (open for 30 min) and outlet 04 long ago
     sources = write_sources(tmp_path, outlets=6)
-    table = StateTable(aws_env.client("dynamodb"), aws_env.env["STATE_TABLE_NAME"])
+    table = StateTable(aws_env.client("dynamodb"), "newsdesk-state")
     scheduled = parse_time(load_event("fanout")["time"])
     for name, tripped_at in (
         ("언론사03", scheduled - timedelta(minutes=5)),
@@ -78,25 +79,23 @@ def test_fanout_skips_outlets_whose_breaker_is_open(aws_env, load_handler, tmp_p
         outlet = OutletState(name)
         outlet.tripped(tripped_at, BreakerPolicy())
         table.save(outlet)
-    handler = load_handler("fanout", SOURCES_PATH=str(sources))
-    result = handler.lambda_handler(load_event("fanout"), LocalContext("fanout"))
+    result = invoke("fanout", load_event("fanout"), SOURCES_PATH=str(sources))
     # THEN 03 is skipped (cooling down) and 04 is sent, to be probed half-open
     assert (result["messages_sent"], result["outlets_skipped_open"]) == (5, 1)
     names = {
         OutletMessage.from_json(m["Body"]).outlet.name
-        for m in receive_all(aws_env.client("sqs"), aws_env.env["OUTLET_QUEUE_URL"])
+        for m in receive_all(aws_env.client("sqs"), aws_env.queue_url("OutletQueue"))
     }
     assert "언론사03" not in names
     assert "언론사04" in names
 
 
-def test_fanout_with_a_broken_sources_file_sends_nothing(aws_env, load_handler, tmp_path):
+def test_fanout_with_a_broken_sources_file_sends_nothing(aws_env, tmp_path):
     path = tmp_path / "sources.yaml"
     path.write_text('- {source: A, url: "https://a.test/1", category: 정치}\n- {source: B}\n')
-    handler = load_handler("fanout", SOURCES_PATH=str(path))
     with pytest.raises(Exception, match="entry 2: field 'url'"):
-        handler.lambda_handler(load_event("fanout"), LocalContext("fanout"))
-    assert receive_all(aws_env.client("sqs"), aws_env.env["OUTLET_QUEUE_URL"]) == []
+        invoke("fanout", load_event("fanout"), SOURCES_PATH=str(path))
+    assert receive_all(aws_env.client("sqs"), aws_env.queue_url("OutletQueue")) == []
 
 
 def batch_response(ids, failed):
@@ -143,7 +142,7 @@ def count_articles(database):
         return cursor.fetchone()[0]
 
 
-def test_worker_event_file_is_processed(aws_env, database, load_handler, serve, postgres_url):
+def test_worker_event_file_is_processed(aws_env, database, serve):
     event = worker_event(
         [
             (serve("/p.xml", "good.xml"), "정치"),
@@ -151,75 +150,60 @@ def test_worker_event_file_is_processed(aws_env, database, load_handler, serve, 
             (serve("/s.xml", status=500, body=b""), "사회"),
         ]
     )
-    handler = load_handler("worker", DATABASE_URL=postgres_url)
-    response = handler.lambda_handler(event, LocalContext("worker"))
+    response = invoke("worker", event)
     assert response["batchItemFailures"] == []
     (outlet,) = response["outlets"]
     assert (outlet["source"], outlet["new"], outlet["feeds_failed"]) == ("연합뉴스", 4, 1)
     assert count_articles(database) == 4
 
 
-def test_the_same_event_twice_leaves_the_same_rows(
-    aws_env, database, load_handler, serve, postgres_url
-):
-    event = worker_event([(serve("/p.xml", "good.xml"), "정치")])
-    handler = load_handler("worker", DATABASE_URL=postgres_url)
-    first = handler.lambda_handler(event, LocalContext("worker"))
-    with database.transaction() as cursor:
-        cursor.execute("SELECT id, origin_url, title FROM raw_article ORDER BY id")
-        rows = cursor.fetchall()
-    second = handler.lambda_handler(event, LocalContext("worker"))
-    with database.transaction() as cursor:
-        cursor.execute("SELECT id, origin_url, title FROM raw_article ORDER BY id")
-        assert cursor.fetchall() == rows
+def test_the_same_event_twice_leaves_the_same_rows(aws_env, database, feed_server, serve):
+    # GIVEN an on-demand message whose feed is stored once
+    event = worker_event([(serve("/p.xml", "good.xml"), "정치")], ignore_schedule=True)
+    first = invoke("worker", event)
+    stored = rows(database)
+    # WHEN SQS delivers it again, the body changed by a byte so that it is parsed and stored
+    # again rather than found not modified
+    feed_server.add("/p.xml", Route(feed_bytes("good.xml") + b"\n"))
+    second = invoke("worker", event)
+    # THEN the store met every article and wrote none of them twice
     assert (first["outlets"][0]["new"], second["outlets"][0]["new"]) == (3, 0)
-    # the redelivered message finds its feed done: not due until the next round
-    assert second["outlets"][0]["feeds_not_due"] == 1
+    assert second["outlets"][0]["duplicate_url"] == 3
+    assert rows(database) == stored
 
 
-def test_postgres_unreachable_fails_the_record_and_loses_nothing(
-    aws_env, database, load_handler, serve, postgres_url
-):
+def test_postgres_unreachable_fails_the_record_and_loses_nothing(aws_env, database, serve):
     # GIVEN a worker whose database is down
     event = worker_event([(serve("/p.xml", "good.xml"), "정치")])
-    down = load_handler("worker", DATABASE_URL="postgresql://newsdesk@127.0.0.1:9/none")
     # WHEN the record is processed THEN it is reported failed, for SQS to deliver again
-    response = down.lambda_handler(event, LocalContext("worker"))
+    response = invoke("worker", event, DATABASE_URL="postgresql://newsdesk@127.0.0.1:9/none")
     assert response["batchItemFailures"] == [{"itemIdentifier": event["Records"][0]["messageId"]}]
     assert response["outlets"] == []
     # AND the redelivery, once the database is back, stores everything
-    up = load_handler("worker", DATABASE_URL=postgres_url)
-    assert up.lambda_handler(event, LocalContext("worker"))["batchItemFailures"] == []
+    assert invoke("worker", event)["batchItemFailures"] == []
     assert count_articles(database) == 3
 
 
-def test_dynamodb_failure_fails_the_record(aws_env, database, load_handler, serve, postgres_url):
+def test_dynamodb_failure_fails_the_record(aws_env, database, serve):
     event = worker_event([(serve("/p.xml", "good.xml"), "정치")])
-    handler = load_handler("worker", DATABASE_URL=postgres_url, STATE_TABLE_NAME="no-such-table")
-    response = handler.lambda_handler(event, LocalContext("worker"))
+    response = invoke("worker", event, STATE_TABLE_NAME="no-such-table")
     assert len(response["batchItemFailures"]) == 1
 
 
-def test_one_bad_record_does_not_fail_the_batch(
-    aws_env, database, load_handler, serve, postgres_url
-):
+def test_one_bad_record_does_not_fail_the_batch(aws_env, database, serve):
     event = worker_event([(serve("/p.xml", "good.xml"), "정치")])
     poison = dict(event["Records"][0], messageId="poison", body="{not json")
     event["Records"].append(poison)
-    handler = load_handler("worker", DATABASE_URL=postgres_url)
-    response = handler.lambda_handler(event, LocalContext("worker"))
+    response = invoke("worker", event)
     assert response["batchItemFailures"] == [{"itemIdentifier": "poison"}]
     assert [o["source"] for o in response["outlets"]] == ["연합뉴스"]
 
 
-def test_worker_logs_the_seed_line_and_emits_the_funnel(
-    aws_env, database, load_handler, serve, postgres_url, capsys
-):
+def test_worker_logs_the_seed_line_and_emits_the_funnel(aws_env, database, serve, capsys):
     url = serve("/p.xml", "good.xml")
-    handler = load_handler("worker", DATABASE_URL=postgres_url)
-    # Powertools keeps one handler per service across reloads; point it at this test's stdout.
-    handler.logger.registered_handler.setStream(sys.stdout)
-    handler.lambda_handler(worker_event([(url, "정치")]), LocalContext("worker"))
+    # Powertools' handler writes to the stdout of the module's import; point it at this test's.
+    worker.logger.registered_handler.setStream(sys.stdout)
+    invoke("worker", worker_event([(url, "정치")]))
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
     (feed_log,) = [entry for entry in lines if entry.get("message", "").startswith("Source:")]
     assert feed_log["message"] == "Source: 연합뉴스 | New: 3 | Skip: 0 | Total: 3"

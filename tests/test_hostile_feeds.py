@@ -14,19 +14,20 @@ from typing import Any
 
 import pytest
 
-from newsdesk import fetch as fetch_module
-from newsdesk.aws import dynamodb_client
-from newsdesk.collect import CollectPolicy, OutletCollector
-from newsdesk.errors import ResponseTooLargeError
-from newsdesk.feedserver import FeedServer, Route
-from newsdesk.fetch import FetchPolicy, fetch
-from newsdesk.messages import OutletMessage
-from newsdesk.parse import parse_feed
-from newsdesk.report import FEED_FAILED, FEED_OK, FeedReport
-from newsdesk.settings import Settings
-from newsdesk.sources import Feed, Outlet
-from newsdesk.state import StateTable
-from newsdesk.store import ArticleStore, Database
+from newsdesk.aws.clients import dynamodb_client
+from newsdesk.aws.state_table import StateTable
+from newsdesk.collect import fetch as fetch_module
+from newsdesk.collect.collector import CollectPolicy, OutletCollector
+from newsdesk.collect.fetch import FetchPolicy, fetch
+from newsdesk.collect.parse import parse_feed
+from newsdesk.core.errors import ResponseTooLargeError
+from newsdesk.core.messages import OutletMessage
+from newsdesk.core.report import FEED_FAILED, FEED_OK, FeedReport
+from newsdesk.core.settings import Settings
+from newsdesk.core.sources import Feed, Outlet
+from newsdesk.storage.articles import ArticleStore
+from newsdesk.storage.database import Database
+from newsdesk_local.feedserver import FeedServer, Route
 
 AT = datetime(2026, 12, 1, tzinfo=UTC)
 MB = 1024 * 1024
@@ -41,7 +42,7 @@ def collect_feed(database: Database, aws_env) -> Callable[..., FeedReport]:
         collector = OutletCollector(
             CollectPolicy.from_settings(Settings(**settings)),
             ArticleStore(database),
-            StateTable(dynamodb_client(), aws_env.env["STATE_TABLE_NAME"]),
+            StateTable(dynamodb_client(), "newsdesk-state"),
             clock=lambda: AT + timedelta(minutes=1),
         )
         outlet = Outlet("연합뉴스", (Feed("연합뉴스", url, "정치"),))

@@ -1,7 +1,6 @@
 """The whole SAM application against the code: environment, metrics, IAM, migrations."""
 
 import ast
-import importlib
 import json
 import re
 import subprocess
@@ -12,10 +11,9 @@ from typing import Any
 import pytest
 
 from infra.transform import load, transformed
-from newsdesk.local import LocalContext
-from newsdesk.migrate import available
-from newsdesk.settings import Settings
-from tests.conftest import ROOT, load_event, worker_event
+from newsdesk.core.settings import Settings
+from newsdesk.storage.migrate import available
+from tests.conftest import ROOT, invoke, load_event, worker_event
 
 TEMPLATE = ROOT / "infra" / "template.yaml"
 POWERTOOLS = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"}
@@ -49,7 +47,7 @@ def environment(template, name):
 
 def variables_the_code_reads() -> set[str]:
     """Every name passed to the settings reader in settings.py."""
-    tree = ast.parse((ROOT / "layers/common/newsdesk/settings.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "layers/common/newsdesk/core/settings.py").read_text(encoding="utf-8"))
     return {
         str(node.args[0].value)
         for node in ast.walk(tree)
@@ -249,7 +247,7 @@ def emitted(out: str) -> set[str]:
 
 
 def test_dashboard_and_alarms_show_what_a_round_emits(
-    template, aws_env, database, load_handler, serve, postgres_url, tmp_path, capsys, monkeypatch
+    template, aws_env, database, serve, tmp_path, capsys
 ):
     # GIVEN a round: the fan-out, a worker with good, failing and breaker-skipped feeds, and a
     # clustering pass over three copies of one story
@@ -268,19 +266,9 @@ def test_dashboard_and_alarms_show_what_a_round_emits(
     bad = [serve(f"/bad{n}.xml", status=500, body=b"") for n in range(3)]
     sources = tmp_path / "sources.yaml"
     sources.write_text(f'- {{source: "연합뉴스", url: "{good[0]}", category: 정치}}\n')
-    fanout = load_handler("fanout", SOURCES_PATH=str(sources))
-    fanout.lambda_handler(load_event("fanout"), LocalContext("fanout"))
-    worker = load_handler("worker", DATABASE_URL=postgres_url)
-    worker.lambda_handler(
-        worker_event([(u, "정치") for u in good] + [(u, "정치") for u in bad]),
-        LocalContext("worker"),
-    )
-    monkeypatch.setenv("DATABASE_URL", postgres_url)
-    cluster = importlib.reload(importlib.import_module("newsdesk_functions.cluster.app"))
-    assert (
-        cluster.lambda_handler(load_event("cluster"), LocalContext("cluster"))["issues_created"]
-        == 1
-    )
+    invoke("fanout", load_event("fanout"), SOURCES_PATH=str(sources))
+    invoke("worker", worker_event([(u, "정치") for u in good] + [(u, "정치") for u in bad]))
+    assert invoke("cluster", load_event("cluster"))["issues_created"] == 1
     names = emitted(capsys.readouterr().out)
     # THEN every metric of ours on the dashboard and in the alarms is among them
     shown = dashboard_metrics(template) | alarm_metrics(template)

@@ -1,22 +1,11 @@
 """The deploy-time migrations custom resource, with events/migrate.json."""
 
-import importlib
 import json
 
-import pytest
+from newsdesk.storage.migrate import available
+from tests.conftest import invoke, load_event
 
-from newsdesk.local import LocalContext
-from newsdesk.migrate import available
-from tests.conftest import load_event
-
-
-@pytest.fixture
-def migrate_handler(monkeypatch):
-    def load(database_url):
-        monkeypatch.setenv("DATABASE_URL", database_url)
-        return importlib.reload(importlib.import_module("newsdesk_functions.migrate.app"))
-
-    return load
+DOWN = "postgresql://newsdesk@127.0.0.1:9/none"
 
 
 def event_to(feed_server, request_type="Create"):
@@ -26,13 +15,10 @@ def event_to(feed_server, request_type="Create"):
     return event
 
 
-def test_create_applies_migrations_and_reports_success(
-    migrate_handler, feed_server, database, postgres_url
-):
+def test_create_applies_migrations_and_reports_success(feed_server, database, postgres_url):
     with database.transaction() as cursor:  # a database as RDS creates it: empty
         cursor.execute("DROP TABLE raw_article, issue, category, schema_migration CASCADE")
-    handler = migrate_handler(postgres_url)
-    result = handler.lambda_handler(event_to(feed_server), LocalContext("migrate"))
+    result = invoke("migrate", event_to(feed_server), DATABASE_URL=postgres_url)
     ((path, body),) = feed_server.uploads
     sent = json.loads(body)
     assert path == "/cfn-response?X-Amz-Signature=abc"
@@ -44,17 +30,15 @@ def test_create_applies_migrations_and_reports_success(
         assert [row[0] for row in cursor.fetchall()] == [v for v, _ in available()]
 
 
-def test_a_database_fault_is_reported_failed(migrate_handler, feed_server):
-    handler = migrate_handler("postgresql://newsdesk@127.0.0.1:9/none")
-    handler.lambda_handler(event_to(feed_server, "Update"), LocalContext("migrate"))
+def test_a_database_fault_is_reported_failed(feed_server):
+    invoke("migrate", event_to(feed_server, "Update"), DATABASE_URL=DOWN)
     ((_, body),) = feed_server.uploads
     sent = json.loads(body)
     assert sent["Status"] == "FAILED"
     assert "cannot connect to PostgreSQL" in sent["Reason"]
 
 
-def test_delete_leaves_the_schema(migrate_handler, feed_server):
-    handler = migrate_handler("postgresql://newsdesk@127.0.0.1:9/none")
-    handler.lambda_handler(event_to(feed_server, "Delete"), LocalContext("migrate"))
+def test_delete_leaves_the_schema(feed_server):
+    invoke("migrate", event_to(feed_server, "Delete"), DATABASE_URL=DOWN)
     ((_, body),) = feed_server.uploads
     assert json.loads(body)["Status"] == "SUCCESS"

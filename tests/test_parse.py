@@ -2,8 +2,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from newsdesk.errors import FeedParseError
-from newsdesk.parse import declared_encoding, parse_feed
+from newsdesk.collect.parse import declared_encoding, parse_feed
+from newsdesk.core.errors import FeedParseError
 from tests.conftest import feed_bytes
 
 

@@ -1,8 +1,8 @@
 import pytest
 
-from newsdesk.breaker import OutletBreaker
-from newsdesk.photo import PhotoFilter
-from newsdesk.settings import DEFAULT_PHOTO_TITLE_PATTERNS
+from newsdesk.collect.photo import PhotoFilter
+from newsdesk.core.schedule import OutletBreaker
+from newsdesk.core.settings import DEFAULT_PHOTO_TITLE_PATTERNS
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
-from newsdesk.quality import score
+from newsdesk_local.quality import score
 
 GOLD = {1: "a", 2: "a", 3: "a", 4: "b", 5: "b", 6: "c"}
 

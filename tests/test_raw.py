@@ -1,20 +1,21 @@
 """The raw layer on moto's S3: bodies kept with their metadata, and parsed again later."""
 
 import gzip
+import os
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from newsdesk.aws import dynamodb_client
-from newsdesk.collect import CollectPolicy, OutletCollector
-from newsdesk.messages import OutletMessage
-from newsdesk.photo import PhotoFilter
-from newsdesk.raw import RawStore, feed_prefix
-from newsdesk.reparse import reparse
-from newsdesk.settings import DEFAULT_PHOTO_TITLE_PATTERNS, Settings
-from newsdesk.sources import Feed, Outlet
-from newsdesk.state import StateTable
-from newsdesk.store import ArticleStore
+from newsdesk.aws.clients import dynamodb_client
+from newsdesk.aws.raw import RawStore, feed_prefix
+from newsdesk.aws.state_table import StateTable
+from newsdesk.collect.collector import CollectPolicy, OutletCollector
+from newsdesk.collect.photo import PhotoFilter
+from newsdesk.collect.reparse import reparse
+from newsdesk.core.messages import OutletMessage
+from newsdesk.core.settings import DEFAULT_PHOTO_TITLE_PATTERNS, Settings
+from newsdesk.core.sources import Feed, Outlet
+from newsdesk.storage.articles import ArticleStore
 from tests.conftest import feed_bytes
 
 START = datetime(2026, 12, 1, tzinfo=UTC)
@@ -22,7 +23,7 @@ START = datetime(2026, 12, 1, tzinfo=UTC)
 
 @pytest.fixture
 def raw(aws_env):
-    return RawStore(aws_env.client("s3"), aws_env.env["RAW_BUCKET"])
+    return RawStore(aws_env.client("s3"), os.environ["RAW_BUCKET"])
 
 
 @pytest.fixture
@@ -32,7 +33,7 @@ def collect(database, aws_env, raw):
             fetch_allow_private_networks=True, fetch_timeout_seconds=2, fetch_interval_seconds=0
         )
     )
-    states = StateTable(dynamodb_client(), aws_env.env["STATE_TABLE_NAME"])
+    states = StateTable(dynamodb_client(), "newsdesk-state")
 
     def run(feeds, at=START):
         clock = lambda: at + timedelta(minutes=5)  # noqa: E731
@@ -44,7 +45,7 @@ def collect(database, aws_env, raw):
 
 
 def objects(aws_env):
-    listed = aws_env.client("s3").list_objects_v2(Bucket=aws_env.env["RAW_BUCKET"])
+    listed = aws_env.client("s3").list_objects_v2(Bucket=os.environ["RAW_BUCKET"])
     return [o["Key"] for o in listed.get("Contents", [])]
 
 
@@ -60,7 +61,7 @@ def test_each_fetched_body_is_kept_once_with_its_metadata(collect, serve, aws_en
     feed = Feed("연합뉴스", good, "정치")
     (key,) = [k for k in keys if k.startswith(feed_prefix(feed))]
     assert key.split("/")[2] == "2026-12-01"
-    stored = aws_env.client("s3").get_object(Bucket=aws_env.env["RAW_BUCKET"], Key=key)
+    stored = aws_env.client("s3").get_object(Bucket=os.environ["RAW_BUCKET"], Key=key)
     assert gzip.decompress(stored["Body"].read()) == feed_bytes("good.xml")
     meta = stored["Metadata"]
     assert (meta["status"], meta["category"]) == ("200", "%EC%A0%95%EC%B9%98")

@@ -2,7 +2,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from newsdesk.response import (
+from newsdesk.collect.response import (
     body_hash,
     is_modified,
     max_age_seconds,

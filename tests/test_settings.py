@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from newsdesk.errors import SettingsError
-from newsdesk.settings import DEFAULT_PHOTO_TITLE_PATTERNS, Settings
+from newsdesk.core.errors import SettingsError
+from newsdesk.core.settings import DEFAULT_PHOTO_TITLE_PATTERNS, Settings
 
 
 def test_defaults_follow_the_design():

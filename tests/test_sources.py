@@ -1,8 +1,8 @@
 import pytest
 
-from newsdesk.cli import main
-from newsdesk.errors import SourcesError
-from newsdesk.sources import Feed, group_by_outlet, load_sources, parse_sources
+from newsdesk.core.errors import SourcesError
+from newsdesk.core.sources import Feed, group_by_outlet, load_sources, parse_sources
+from newsdesk_local.cli import main
 
 
 def test_bundled_sources_cover_korean_outlets():

@@ -4,7 +4,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from newsdesk.state import (
+from newsdesk.aws.state_table import from_item, to_item
+from newsdesk.core.schedule import (
     BREAKER_CLOSED,
     BREAKER_HALF_OPEN,
     BREAKER_OPEN,
@@ -66,10 +67,10 @@ def test_round_trip_through_dynamodb_attributes():
         consecutive_failures=2,
         etag='W/"x"',
     )
-    assert FeedState.from_item(state.to_item()) == state
+    assert from_item(FeedState, to_item(state)) == state
     outlet = OutletState("연합뉴스")
     outlet.tripped(T0, BreakerPolicy())
-    assert OutletState.from_item(outlet.to_item()) == outlet
+    assert from_item(OutletState, to_item(outlet)) == outlet
 
 
 @pytest.mark.parametrize(

@@ -3,10 +3,11 @@ from datetime import UTC, datetime
 import psycopg2
 import pytest
 
-from newsdesk.errors import StoreError
-from newsdesk.migrate import available, migrate
-from newsdesk.parse import Entry
-from newsdesk.store import Article, ArticleStore, Database
+from newsdesk.core.entry import Entry
+from newsdesk.core.errors import StoreError
+from newsdesk.storage.articles import Article, ArticleStore
+from newsdesk.storage.database import Database
+from newsdesk.storage.migrate import available, migrate
 from newsdesk.urls import canonical_url
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)

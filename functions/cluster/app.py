@@ -2,34 +2,48 @@
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from newsdesk.aws import database_from
-from newsdesk.cluster_job import run_clustering
-from newsdesk.clustering import DEFAULT_THRESHOLDS
-from newsdesk.metrics import add_cluster_metrics
-from newsdesk.settings import Settings
+from newsdesk.aws.metrics import add_counts
+from newsdesk.cluster.job import ClusterPolicy, run_clustering
+from newsdesk.core.settings import Settings
+from newsdesk.storage.database import Database, database_from
 
 logger = Logger()
 metrics = Metrics()
-settings = Settings.from_env()
-database = database_from(settings)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """What the cluster function works with."""
+
+    database: Database
+    policy: ClusterPolicy
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Cluster:
+        return cls(database_from(settings), ClusterPolicy.from_settings(settings))
+
+
+@functools.cache
+def container() -> Cluster:
+    """Built on the first invocation and kept for the container's life (its connection too)."""
+    return Cluster.from_settings(Settings.from_env())
+
+
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    response: dict[str, Any] = handle(event, context, container())
+    return response
 
 
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    method = settings.cluster_method
-    threshold = settings.cluster_threshold
-    run = run_clustering(
-        database,
-        method=method,
-        threshold=DEFAULT_THRESHOLDS[method] if threshold is None else threshold,
-        min_size=settings.cluster_min_size,
-        window_hours=settings.cluster_window_hours,
-    )
-    add_cluster_metrics(metrics, run)
+def handle(event: dict[str, Any], context: LambdaContext, deps: Cluster) -> dict[str, Any]:
+    run = run_clustering(deps.database, deps.policy)
+    add_counts(metrics, run.metric_counts())
     return run.as_dict()

@@ -2,43 +2,66 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from newsdesk.aws import dynamodb_client, sqs_client
-from newsdesk.fanout import fan_out
-from newsdesk.messages import parse_time
-from newsdesk.metrics import add_fanout_metrics
-from newsdesk.settings import Settings
-from newsdesk.sources import group_by_outlet, load_sources
-from newsdesk.state import BREAKER_OPEN, StateTable
+from newsdesk.aws.clients import dynamodb_client, sqs_client
+from newsdesk.aws.metrics import add_counts
+from newsdesk.aws.state_table import StateTable
+from newsdesk.collect.fanout import fan_out_round
+from newsdesk.core.settings import Settings
+from newsdesk.core.sources import load_sources
+from newsdesk.core.times import parse_time, utc_now
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
 
 logger = Logger()
 metrics = Metrics()
 
 
+@dataclass(frozen=True)
+class FanOut:
+    """What the fan-out works with."""
+
+    settings: Settings
+    sqs: SQSClient
+    states: StateTable
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> FanOut:
+        return cls(settings, sqs_client(), StateTable(dynamodb_client(), settings.state_table_name))
+
+
+@functools.cache
+def container() -> FanOut:
+    """Built on the first invocation and kept for the container's life."""
+    return FanOut.from_settings(Settings.from_env())
+
+
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    response: dict[str, Any] = handle(event, context, container())
+    return response
+
+
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    settings = Settings.from_env()
+def handle(event: dict[str, Any], context: LambdaContext, deps: FanOut) -> dict[str, Any]:
     # EventBridge rules put the schedule time in "time"; the template's Scheduler input does too.
-    scheduled_at = parse_time(event["time"]) if event.get("time") else datetime.now(UTC)
-    feeds = load_sources(settings.sources_path)
-    breakers = StateTable(dynamodb_client(), settings.state_table_name).outlets(
-        [outlet.name for outlet in group_by_outlet(feeds)]
-    )
-    result = fan_out(
-        feeds,
+    scheduled_at = parse_time(event["time"]) if event.get("time") else utc_now()
+    result = fan_out_round(
+        load_sources(deps.settings.sources_path),
         scheduled_at,
-        sqs_client(),
-        settings.require_queue_url(),
-        skip={name for name, s in breakers.items() if s.breaker_at(scheduled_at) == BREAKER_OPEN},
+        deps.sqs,
+        deps.settings.require_queue_url(),
+        deps.states,
         # A round on demand ({"ignore_schedule": true}, as `newsdesk collect` sends) checks
         # every feed; scheduled rounds only those that are due.
         ignore_schedule=bool(event.get("ignore_schedule", False)),
     )
-    add_fanout_metrics(metrics, result)
+    add_counts(metrics, result.metric_counts())
     return result.as_dict()

@@ -7,7 +7,8 @@ event source mapping ignores and `sam local invoke` and `newsdesk collect` show.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
@@ -15,30 +16,61 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from newsdesk.aws import database_from, dynamodb_client, s3_client
-from newsdesk.collect import CollectPolicy, OutletCollector
-from newsdesk.errors import NewsdeskError
-from newsdesk.messages import OutletMessage
-from newsdesk.metrics import add_outlet_metrics
-from newsdesk.raw import RawStore
-from newsdesk.settings import Settings
-from newsdesk.state import StateTable
-from newsdesk.store import ArticleStore
+from newsdesk.aws.clients import dynamodb_client, s3_client
+from newsdesk.aws.metrics import add_outlet_metrics
+from newsdesk.aws.raw import RawStore
+from newsdesk.aws.state_table import StateTable
+from newsdesk.collect.collector import CollectPolicy, OutletCollector
+from newsdesk.core.errors import NewsdeskError
+from newsdesk.core.messages import OutletMessage
+from newsdesk.core.settings import Settings
+from newsdesk.storage.articles import ArticleStore
+from newsdesk.storage.database import database_from
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 logger = Logger()
 metrics = Metrics()
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
-settings = Settings.from_env()
-database = database_from(settings)
-collector = OutletCollector(
-    CollectPolicy.from_settings(settings),
-    ArticleStore(database),
-    StateTable(dynamodb_client(), settings.state_table_name),
-    raw=RawStore(s3_client(), settings.raw_bucket) if settings.raw_bucket else None,
-)
 
 
-def record_handler(record: SQSRecord) -> dict[str, Any]:
+def collector_from(settings: Settings, dynamodb: DynamoDBClient | None = None) -> OutletCollector:
+    return OutletCollector(
+        CollectPolicy.from_settings(settings),
+        ArticleStore(database_from(settings)),
+        StateTable(dynamodb or dynamodb_client(), settings.state_table_name),
+        raw=RawStore(s3_client(), settings.raw_bucket) if settings.raw_bucket else None,
+    )
+
+
+@functools.cache
+def container() -> OutletCollector:
+    """Built on the first invocation and kept for the container's life (its connection too)."""
+    return collector_from(Settings.from_env())
+
+
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    response: dict[str, Any] = handle(event, context, container())
+    return response
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def handle(
+    event: dict[str, Any], context: LambdaContext, collector: OutletCollector
+) -> dict[str, Any]:
+    record_handler = functools.partial(collect_record, collector=collector)
+    with processor(records=event["Records"], handler=record_handler, lambda_context=context):
+        outcomes = processor.process()
+    reports = [result for status, result, _ in outcomes if status == "success"]
+    response = processor.response()
+    metrics.add_metric("MessagesReceived", MetricUnit.Count, len(event["Records"]))
+    metrics.add_metric("MessagesFailed", MetricUnit.Count, len(response["batchItemFailures"]))
+    return {**response, "outlets": reports}
+
+
+def collect_record(record: SQSRecord, collector: OutletCollector) -> dict[str, Any]:
     try:
         message = OutletMessage.from_json(record.body)
         logger.append_keys(outlet=message.outlet.name)
@@ -50,15 +82,3 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
         raise
     add_outlet_metrics(metrics, report)
     return report.as_dict()
-
-
-@logger.inject_lambda_context(clear_state=True)
-@metrics.log_metrics
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    with processor(records=event["Records"], handler=record_handler, lambda_context=context):
-        outcomes = processor.process()
-    reports = [result for status, result, _ in outcomes if status == "success"]
-    response = processor.response()
-    metrics.add_metric("MessagesReceived", MetricUnit.Count, len(event["Records"]))
-    metrics.add_metric("MessagesFailed", MetricUnit.Count, len(response["batchItemFailures"]))
-    return {**response, "outlets": reports}

@@ -3,30 +3,46 @@ on Create and Update (its Revision names the newest migration) and does nothing 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from newsdesk.aws import database_from
-from newsdesk.custom_resource import respond
-from newsdesk.migrate import migrate
-from newsdesk.settings import Settings
+from newsdesk.aws.custom_resource import respond
+from newsdesk.core.settings import Settings
+from newsdesk.storage.database import Database, database_from
+from newsdesk.storage.migrate import migrate
 
 logger = Logger()
 PHYSICAL_ID = "newsdesk-schema"
 
 
-@logger.inject_lambda_context(clear_state=True)
+def default_database() -> Database:
+    return database_from(Settings.from_env())
+
+
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return handle(event, context, default_database)
+
+
+@logger.inject_lambda_context(clear_state=True)
+def handle(
+    event: dict[str, Any],
+    context: LambdaContext,
+    database: Callable[[], Database],
+    send: Callable[[str, bytes], None] | None = None,
+) -> dict[str, Any]:
+    """``database`` is called inside the error handling: a bad setting is a FAILED response.
+    ``send`` delivers the response (default: a PUT to the event's pre-signed URL)."""
     if event["RequestType"] == "Delete":  # the schema outlives the stack's custom resource
-        return respond(event, "SUCCESS", "nothing to do on delete", PHYSICAL_ID)
+        return respond(event, "SUCCESS", "nothing to do on delete", PHYSICAL_ID, send)
     try:
-        database = database_from(Settings.from_env())
-        applied = migrate(database)
-        database.close()
+        db = database()
+        applied = migrate(db)
+        db.close()
     except Exception as e:  # CloudFormation must hear of any failure, or it waits an hour
         logger.exception("migrations failed")
-        return respond(event, "FAILED", f"{type(e).__name__}: {e}", PHYSICAL_ID)
+        return respond(event, "FAILED", f"{type(e).__name__}: {e}", PHYSICAL_ID, send)
     logger.info("migrations applied", extra={"applied": applied})
-    return respond(event, "SUCCESS", f"applied: {applied or 'none'}", PHYSICAL_ID)
+    return respond(event, "SUCCESS", f"applied: {applied or 'none'}", PHYSICAL_ID, send)

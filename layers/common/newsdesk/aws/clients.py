@@ -1,0 +1,33 @@
+"""AWS clients, with the retry policy every newsdesk call uses. The functions build theirs once
+per container (``newsdesk_functions``) and pass them down.
+
+boto3 honours ``AWS_ENDPOINT_URL``, which is how local runs and tests point the same code at
+moto's server on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import boto3
+from botocore.config import Config
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sqs import SQSClient
+
+# Standard retry mode backs off on throttling; a record that still fails is retried by SQS.
+_CONFIG = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=5)
+
+
+def sqs_client() -> SQSClient:
+    return boto3.client("sqs", config=_CONFIG)
+
+
+def dynamodb_client() -> DynamoDBClient:
+    return boto3.client("dynamodb", config=_CONFIG)
+
+
+def s3_client() -> S3Client:
+    return boto3.client("s3", config=_CONFIG)

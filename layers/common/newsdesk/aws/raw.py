@@ -1,0 +1,128 @@
+"""The raw layer (seed 001): every fetched body, gzip-compressed, with its response metadata,
+kept in S3 so that a round that stored nothing can be explained and its bodies parsed again.
+
+Keys: ``<outlet>/<feed hash>/<YYYY-MM-DD>/<body sha-256>.xml.gz`` — an unchanged body is stored
+once a day, however often it is fetched.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, unquote
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from newsdesk.core.errors import RawStoreError
+from newsdesk.core.fetched import FetchResult
+from newsdesk.core.sources import Feed
+from newsdesk.core.times import format_time, parse_time
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+# Response headers worth keeping beside the body.
+KEPT_HEADERS = ("Content-Type", "ETag", "Last-Modified", "Cache-Control", "Content-Encoding")
+
+
+def feed_prefix(feed: Feed) -> str:
+    return f"{quote(feed.source, safe='')}/{hashlib.sha256(feed.url.encode()).hexdigest()[:16]}/"
+
+
+@dataclass(frozen=True)
+class RawBody:
+    key: str
+    feed: Feed
+    fetched_at: datetime
+    status: int
+    final_url: str
+    headers: dict[str, str]
+    content: bytes
+
+    @property
+    def content_type(self) -> str | None:
+        return self.headers.get("Content-Type")
+
+
+class RawStore:
+    def __init__(self, client: S3Client, bucket: str) -> None:
+        self._client = client
+        self._bucket = bucket
+
+    def put(self, feed: Feed, fetched: FetchResult, fetched_at: datetime) -> tuple[str, bool]:
+        """Keep ``fetched``'s body; return its key and whether it was new."""
+        digest = hashlib.sha256(fetched.content).hexdigest()
+        key = f"{feed_prefix(feed)}{fetched_at:%Y-%m-%d}/{digest}.xml.gz"
+        try:
+            self._client.head_object(Bucket=self._bucket, Key=key)
+            return key, False
+        except ClientError as e:
+            if e.response.get("Error", {}).get("Code") not in ("404", "NoSuchKey", "NotFound"):
+                raise RawStoreError(f"cannot check {key}: {e}") from e
+        except BotoCoreError as e:
+            raise RawStoreError(f"cannot check {key}: {e}") from e
+        metadata = {
+            "source": quote(feed.source, safe=""),
+            "feed-url": quote(feed.url, safe=""),
+            "category": quote(feed.category, safe=""),
+            "fetched-at": format_time(fetched_at),
+            "status": str(fetched.status),
+            "final-url": quote(fetched.url, safe=""),
+            "bytes": str(len(fetched.content)),
+            "wire-bytes": str(fetched.wire_bytes),
+            "elapsed-ms": str(int(fetched.elapsed_seconds * 1000)),
+        }
+        for name in KEPT_HEADERS:
+            value = fetched.headers.get(name)
+            if value:
+                metadata[f"h-{name.lower()}"] = quote(value, safe="")
+        try:
+            self._client.put_object(
+                Bucket=self._bucket,
+                Key=key,
+                Body=gzip.compress(fetched.content),
+                ContentType="application/gzip",
+                Metadata=metadata,
+            )
+        except (BotoCoreError, ClientError) as e:
+            raise RawStoreError(f"cannot store {key}: {e}") from e
+        return key, True
+
+    def since(self, since: datetime) -> Iterator[RawBody]:
+        """The bodies fetched at or after ``since``, oldest first."""
+        try:
+            keys = [
+                item["Key"]
+                for page in self._client.get_paginator("list_objects_v2").paginate(
+                    Bucket=self._bucket
+                )
+                for item in page.get("Contents", [])
+                if item["Key"].split("/")[2] >= f"{since:%Y-%m-%d}"
+            ]
+            bodies = [self._get(key) for key in keys]
+        except (BotoCoreError, ClientError) as e:
+            raise RawStoreError(f"cannot read the raw bodies: {e}") from e
+        yield from sorted(
+            (b for b in bodies if b.fetched_at >= since), key=lambda b: (b.fetched_at, b.key)
+        )
+
+    def _get(self, key: str) -> RawBody:
+        response: Any = self._client.get_object(Bucket=self._bucket, Key=key)
+        meta = {k: unquote(v) for k, v in response["Metadata"].items()}
+        feed = Feed(meta["source"], meta["feed-url"], meta["category"])
+        headers = {
+            name: meta[f"h-{name.lower()}"] for name in KEPT_HEADERS if f"h-{name.lower()}" in meta
+        }
+        return RawBody(
+            key=key,
+            feed=feed,
+            fetched_at=parse_time(meta["fetched-at"]),
+            status=int(meta["status"]),
+            final_url=meta["final-url"],
+            headers=headers,
+            content=gzip.decompress(response["Body"].read()),
+        )

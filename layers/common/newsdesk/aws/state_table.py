@@ -1,0 +1,127 @@
+"""The state table in DynamoDB: the schedule records (``newsdesk.core.schedule``) as items.
+
+Keys: ``pk = "outlet#<source>"``; ``sk = "feed#<url>"`` for a feed, ``sk = "outlet"`` for the
+outlet's breaker, so one Query reads everything about an outlet. Attributes are the records'
+fields by name: numbers as ``N``, flags as ``BOOL``, times and text as ``S`` (times as
+``newsdesk.core.times`` writes them); a field that is ``None`` is left out. Items written by any
+earlier release decode (tests/test_compatibility.py holds some).
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from newsdesk.core.errors import StateError
+from newsdesk.core.schedule import FeedState, OutletState
+from newsdesk.core.times import format_time, parse_time
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+OUTLET_SK = "outlet"
+R = TypeVar("R", FeedState, OutletState)
+
+
+def outlet_key(source: str) -> str:
+    return f"outlet#{source}"
+
+
+def feed_key(url: str) -> str:
+    return f"feed#{url}"
+
+
+def keys_of(record: FeedState | OutletState) -> dict[str, Any]:
+    sort_key = feed_key(record.url) if isinstance(record, FeedState) else OUTLET_SK
+    return {"pk": {"S": outlet_key(record.source)}, "sk": {"S": sort_key}}
+
+
+def to_item(record: FeedState | OutletState) -> dict[str, Any]:
+    item = keys_of(record)
+    for f in fields(record):
+        value = getattr(record, f.name)
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            item[f.name] = {"BOOL": value}
+        elif isinstance(value, int):
+            item[f.name] = {"N": str(value)}
+        elif isinstance(value, datetime):
+            item[f.name] = {"S": format_time(value)}
+        else:
+            item[f.name] = {"S": str(value)}
+    return item
+
+
+def from_item(kind: type[R], item: dict[str, Any]) -> R:
+    values: dict[str, Any] = {}
+    for f in fields(kind):
+        attribute = item.get(f.name)
+        if attribute is None:
+            continue
+        if "N" in attribute:
+            values[f.name] = int(attribute["N"])
+        elif "BOOL" in attribute:
+            values[f.name] = attribute["BOOL"]
+        elif "datetime" in str(f.type):
+            values[f.name] = parse_time(attribute["S"])
+        else:
+            values[f.name] = attribute["S"]
+    return kind(**values)
+
+
+class StateTable:
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self._client = client
+        self._table = table_name
+
+    def outlet(self, source: str) -> tuple[OutletState, dict[str, FeedState]]:
+        """The outlet's breaker and its feeds' records by URL (every page of the query)."""
+        outlet = OutletState(source)
+        feeds: dict[str, FeedState] = {}
+        try:
+            pages = self._client.get_paginator("query").paginate(
+                TableName=self._table,
+                KeyConditionExpression="pk = :pk",
+                ExpressionAttributeValues={":pk": {"S": outlet_key(source)}},
+                ConsistentRead=True,
+            )
+            for page in pages:
+                for item in page.get("Items", []):
+                    if item["sk"]["S"] == OUTLET_SK:
+                        outlet = from_item(OutletState, item)
+                    else:
+                        state = from_item(FeedState, item)
+                        feeds[state.url] = state
+        except (BotoCoreError, ClientError) as e:
+            raise StateError(f"cannot read state of {source}: {e}") from e
+        return outlet, feeds
+
+    def outlets(self, sources: list[str]) -> dict[str, OutletState]:
+        """The breakers of ``sources`` (those with one), 100 to a BatchGetItem."""
+        found: dict[str, OutletState] = {}
+        try:
+            for start in range(0, len(sources), 100):
+                keys = [
+                    {"pk": {"S": outlet_key(s)}, "sk": {"S": OUTLET_SK}}
+                    for s in sources[start : start + 100]
+                ]
+                request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True}}
+                while request:
+                    response = self._client.batch_get_item(RequestItems=request)
+                    for item in response["Responses"].get(self._table, []):
+                        outlet = from_item(OutletState, item)
+                        found[outlet.source] = outlet
+                    request = response.get("UnprocessedKeys") or {}
+        except (BotoCoreError, ClientError) as e:
+            raise StateError(f"cannot read the outlets' breakers: {e}") from e
+        return found
+
+    def save(self, record: FeedState | OutletState) -> None:
+        try:
+            self._client.put_item(TableName=self._table, Item=to_item(record))
+        except (BotoCoreError, ClientError) as e:
+            raise StateError(f"cannot save state of {record.source}: {e}") from e

@@ -1,0 +1,44 @@
+"""Titles in, groups out, by the method named: the one entry point the job and the tests use."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from newsdesk.cluster.centroid import centroid_groups
+from newsdesk.cluster.methods import Group, check_method
+from newsdesk.cluster.seed import seed_groups
+
+
+def cluster_titles(
+    titles: Sequence[str], threshold: float = 0.6, min_size: int = 3, method: str = "seed"
+) -> list[list[int]]:
+    """Groups of indices into ``titles``, ascending, in the order they are found. ``method``
+    is one of ``METHODS``; each has its recommended threshold in ``DEFAULT_THRESHOLDS``."""
+    return [group.members for group in find_groups(titles, threshold, min_size, method=method)]
+
+
+def find_groups(
+    titles: Sequence[str],
+    threshold: float = 0.6,
+    min_size: int = 3,
+    taken: Sequence[bool] | None = None,
+    method: str = "seed",
+    times: Sequence[float] | None = None,
+) -> list[Group]:
+    """``taken`` marks titles that count for the vectors (their words shape the IDF) but are
+    already in an issue and cannot be gathered again. ``times`` (seconds, ascending) lets the
+    centroid method forget groups idle for longer than its window."""
+    if min_size < 1:
+        raise ValueError("min_size must be at least 1")
+    check_method(method)
+    n = len(titles)
+    is_taken = np.zeros(n, dtype=bool) if taken is None else np.array(taken, dtype=bool)
+    if is_taken.shape != (n,):
+        raise ValueError("taken must have one flag per title")
+    if n == 0:
+        return []
+    if method == "centroid":
+        return centroid_groups(titles, threshold, min_size, is_taken, times)
+    return seed_groups(titles, threshold, min_size, is_taken)

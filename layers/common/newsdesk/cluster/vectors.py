@@ -1,0 +1,85 @@
+"""Title vectors and the similar pairs among them, shared by the clustering methods.
+
+Only the pairs at or above a threshold are kept: the normalised TF-IDF matrix is multiplied by
+its transpose one block of rows at a time (sizes chosen so that a block's product stays under a
+fixed number of entries). Memory grows with the number of similar pairs, not with N².
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.preprocessing import normalize
+
+TOKEN_PATTERN = r"(?u)\b\w\w+\b"  # noqa: S105  (the seed's tokens, not a secret)
+# Upper bound on the entries of one block's product (about 12 bytes each before thresholding).
+BLOCK_PRODUCT_ENTRIES = 4_000_000
+
+
+def word_vectors(titles: Sequence[str]) -> sp.csr_matrix:
+    """The seed's TF-IDF over word tokens, rows of unit length (zero rows for titles without a
+    token), as ``cosine_similarity`` normalises them."""
+    vectorizer = TfidfVectorizer(token_pattern=TOKEN_PATTERN)
+    try:
+        matrix = vectorizer.fit_transform(titles)
+    except ValueError:  # no title has a token: the vocabulary is empty
+        return _empty(len(titles))
+    return normalize(matrix, copy=True).tocsr()
+
+
+def char_vectors(titles: Sequence[str]) -> sp.csr_matrix:
+    """TF-IDF over character n-grams within words (2–4), sublinear, rows of unit length."""
+    vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True)
+    try:
+        return vectorizer.fit_transform(titles).tocsr()
+    except ValueError:  # nothing but blanks
+        return _empty(len(titles))
+
+
+def _empty(rows: int) -> sp.csr_matrix:
+    return sp.csr_matrix((rows, 1), dtype=np.float64)
+
+
+def similar_pairs(vectors: sp.csr_matrix, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's neighbours with similarity >= threshold, as CSR ``indptr`` and ``indices``."""
+    transposed = vectors.T.tocsr()
+    # A row's product has at most as many entries as its terms' document frequencies add up to.
+    indicator = vectors.copy()
+    indicator.data[:] = 1.0
+    bound = indicator @ np.diff(transposed.indptr).astype(np.float64)
+    counts = np.zeros(vectors.shape[0], dtype=np.int64)
+    pieces: list[np.ndarray] = []
+    start = 0
+    for stop in _block_stops(bound):
+        product = (vectors[start:stop] @ transposed).tocsr()
+        keep = product.data >= threshold
+        rows = np.repeat(np.arange(start, stop), np.diff(product.indptr))[keep]
+        counts += np.bincount(rows, minlength=vectors.shape[0])
+        pieces.append(product.indices[keep].astype(np.int32))
+        start = stop
+    indptr = np.concatenate(([0], np.cumsum(counts)))
+    indices = np.concatenate(pieces) if pieces else np.empty(0, dtype=np.int32)
+    return indptr, indices
+
+
+def _block_stops(bound: np.ndarray) -> list[int]:
+    stops: list[int] = []
+    total = 0.0
+    for row, entries in enumerate(bound):
+        if total and total + entries > BLOCK_PRODUCT_ENTRIES:
+            stops.append(row)
+            total = 0.0
+        total += entries
+    stops.append(len(bound))
+    return stops
+
+
+def representative(vectors: sp.csr_matrix, members: Sequence[int] | np.ndarray) -> int:
+    """The member most similar to the group: each member's summed similarity to the others is
+    its vector dotted with the group's sum."""
+    rows = vectors[list(members)]
+    summed = np.asarray(rows @ np.asarray(rows.sum(axis=0)).ravel()).ravel()
+    return int(members[int(np.argmax(summed))])

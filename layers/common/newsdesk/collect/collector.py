@@ -1,0 +1,361 @@
+"""One outlet's share of a round: its due feeds in order, fetched (conditionally), parsed,
+filtered, de-duplicated and stored, with the in-message breaker, the outlet's remembered
+breaker and each feed's schedule. Feed failures are recorded and counted; store and state
+failures raise so that the SQS record fails and is retried."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from aws_lambda_powertools import Logger
+
+from newsdesk.aws.raw import RawStore
+from newsdesk.aws.state_table import StateTable
+from newsdesk.collect.fetch import FetchPolicy, fetch
+from newsdesk.collect.parse import ParsedFeed, fits_a_key, parse_feed
+from newsdesk.collect.photo import PhotoFilter
+from newsdesk.collect.response import (
+    body_hash,
+    is_modified,
+    max_age_seconds,
+    retry_after_seconds,
+    ttl_seconds,
+    validators,
+)
+from newsdesk.collect.urls import canonical_url
+from newsdesk.core.errors import FeedError, HTTPStatusError
+from newsdesk.core.fetched import FetchResult
+from newsdesk.core.messages import OutletMessage
+from newsdesk.core.report import (
+    FEED_FAILED,
+    FEED_NOT_DUE,
+    FEED_NOT_MODIFIED,
+    FEED_OK,
+    FEED_SKIPPED_OPEN,
+    FeedReport,
+    OutletReport,
+)
+from newsdesk.core.schedule import (
+    BREAKER_HALF_OPEN,
+    BREAKER_OPEN,
+    BreakerPolicy,
+    FeedState,
+    OutletBreaker,
+    OutletState,
+    SchedulePolicy,
+)
+from newsdesk.core.settings import Settings
+from newsdesk.core.sources import Feed
+from newsdesk.core.times import format_time, utc_now
+from newsdesk.storage.articles import Article, ArticleStore
+
+logger = Logger(child=True)
+
+
+@dataclass(frozen=True)
+class CollectPolicy:
+    fetch: FetchPolicy
+    interval_seconds: float
+    max_failures: int
+    photo_filter: PhotoFilter
+    schedule: SchedulePolicy
+    breaker: BreakerPolicy
+    max_message_age: timedelta
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> CollectPolicy:
+        period = timedelta(seconds=settings.collect_period_seconds)
+        return cls(
+            fetch=FetchPolicy(
+                timeout_seconds=settings.fetch_timeout_seconds,
+                max_bytes=settings.fetch_max_bytes,
+                user_agent=settings.user_agent,
+                allow_private_networks=settings.fetch_allow_private_networks,
+            ),
+            interval_seconds=settings.fetch_interval_seconds,
+            max_failures=settings.outlet_max_failures,
+            photo_filter=PhotoFilter(settings.photo_title_patterns),
+            schedule=SchedulePolicy(period=period),
+            breaker=BreakerPolicy(cooldown=period),
+            max_message_age=timedelta(seconds=settings.message_max_age_seconds),
+        )
+
+
+def failure_class(error: FeedError) -> str:
+    if isinstance(error, HTTPStatusError):
+        return "http_4xx" if error.status < 500 else "http_5xx"
+    return {
+        "timeout": "timeout",
+        "too_large": "too_large",
+        "not_a_feed": "not_a_feed",
+        "blocked_address": "blocked",
+    }.get(error.reason, "connection")
+
+
+class OutletCollector:
+    def __init__(
+        self,
+        policy: CollectPolicy,
+        articles: ArticleStore,
+        states: StateTable,
+        clock: Callable[[], datetime] = utc_now,
+        sleep: Callable[[float], None] = time.sleep,
+        raw: RawStore | None = None,
+    ) -> None:
+        self._policy = policy
+        self._articles = articles
+        self._states = states
+        self._raw = raw
+        self._clock = clock
+        self._sleep = sleep
+
+    def collect(self, message: OutletMessage) -> OutletReport:
+        """The outlet's due feeds in order. Raises InfrastructureError (the record fails)."""
+        report = OutletReport(message.outlet.name)
+        if self._is_stale(message):
+            report.stale = True
+            return report
+        outlet, feed_states = self._states.outlet(message.outlet.name)
+        mode = outlet.breaker_at(message.scheduled_at)
+        if mode == BREAKER_OPEN:
+            self._skip_cooling(message, outlet, report)
+            return report
+        run = _Run(
+            message,
+            outlet,
+            OutletBreaker(self._policy.max_failures),
+            probing=mode == BREAKER_HALF_OPEN,
+        )
+        for feed in message.outlet.feeds:
+            feed_report = FeedReport(feed.source, feed.category, feed.url)
+            report.feeds.append(feed_report)
+            self._visit(feed, feed_states.get(feed.url), feed_report, run, report)
+        return report
+
+    def _is_stale(self, message: OutletMessage) -> bool:
+        age = self._clock() - message.scheduled_at
+        if age <= self._policy.max_message_age:
+            return False
+        # The next scheduled round covers what this one would have fetched.
+        logger.warning(
+            "stale message dropped",
+            extra={"outlet": message.outlet.name, "age_seconds": int(age.total_seconds())},
+        )
+        return True
+
+    def _skip_cooling(
+        self, message: OutletMessage, outlet: OutletState, report: OutletReport
+    ) -> None:
+        logger.info(
+            "outlet skipped: breaker open",
+            extra={
+                "outlet": outlet.source,
+                "open_until": format_time(outlet.open_until or message.scheduled_at),
+            },
+        )
+        report.feeds = [
+            FeedReport(f.source, f.category, f.url, FEED_SKIPPED_OPEN) for f in message.outlet.feeds
+        ]
+
+    def _visit(
+        self,
+        feed: Feed,
+        state: FeedState | None,
+        feed_report: FeedReport,
+        run: _Run,
+        report: OutletReport,
+    ) -> None:
+        """One feed of the message: skipped, not due, or collected and its state saved."""
+        if run.breaker.is_open:
+            logger.info("feed skipped: outlet breaker open", extra=_keys(feed))
+            return
+        at = run.message.scheduled_at
+        state = state or FeedState(feed.source, feed.url)
+        if not (run.message.ignore_schedule or state.is_due(at)):
+            feed_report.status = FEED_NOT_DUE
+            feed_report.next_check_at = format_time(state.next_check_at or at)
+            return
+        if run.requested:
+            self._sleep(self._policy.interval_seconds)  # be gentle with one outlet's server
+        run.requested = True
+        ok = self._collect_feed(feed, state, feed_report, run)
+        self._states.save(state)
+        self._after_feed(ok, run, report)
+
+    def _after_feed(self, ok: bool, run: _Run, report: OutletReport) -> None:
+        outlet = run.outlet
+        if not ok:
+            run.breaker.record_failure()
+        if run.probing:
+            run.probing = False
+            if ok:
+                outlet.closed()
+                logger.info(
+                    "outlet breaker closed after a half-open probe", extra={"outlet": outlet.source}
+                )
+                self._states.save(outlet)
+            else:
+                run.breaker.open()  # skip the rest
+                self._trip(run, report, "half-open probe failed; outlet breaker re-opened")
+        elif not ok and run.breaker.is_open:
+            self._trip(run, report, "outlet breaker open: skipping the outlet's remaining feeds")
+
+    def _trip(self, run: _Run, report: OutletReport, message: str) -> None:
+        at, outlet = run.message.scheduled_at, run.outlet
+        outlet.tripped(at, self._policy.breaker)
+        report.breaker_tripped = True
+        logger.warning(
+            message,
+            extra={
+                "outlet": outlet.source,
+                "failures": run.breaker.failures,
+                "open_until": format_time(outlet.open_until or at),
+                "trips": outlet.trips,
+            },
+        )
+        self._states.save(outlet)
+
+    def _collect_feed(self, feed: Feed, state: FeedState, report: FeedReport, run: _Run) -> bool:
+        """Fetch, parse and store one feed; False when it failed (recorded in ``state``)."""
+        at = run.message.scheduled_at
+        state.attempted(at, feed.category)
+        try:
+            fetched = fetch(feed.url, self._policy.fetch, state.etag, state.last_modified)
+            report.bytes_received = fetched.wire_bytes
+            content_hash = None if fetched.not_modified else body_hash(fetched.content)
+            if not is_modified(fetched.status, content_hash, state.body_hash):
+                state.not_modified(at, self._policy.schedule, _cache_floor(fetched))
+                report.status = FEED_NOT_MODIFIED
+                logger.info("feed not modified", extra={**_keys(feed), "status": fetched.status})
+                return True
+            if self._raw is not None:  # kept before parsing: a body that is no feed explains
+                _, report.raw_stored = self._raw.put(feed, fetched, self._clock())
+            parsed = parse_feed(fetched.content, fetched.content_type)
+        except FeedError as e:
+            self._feed_failed(feed, state, report, at, e)
+            return False
+        store_entries(
+            parsed, feed, report, run.seen, self._articles, self._policy.photo_filter, self._clock()
+        )
+        self._feed_stored(feed, state, report, at, fetched, parsed, content_hash)
+        return True
+
+    def _feed_failed(
+        self, feed: Feed, state: FeedState, report: FeedReport, at: datetime, error: FeedError
+    ) -> None:
+        floor = 0.0
+        if isinstance(error, HTTPStatusError) and error.status in (429, 503):
+            # relative to the schedule's time, as every interval here is
+            floor = retry_after_seconds(error.retry_after, at) or 0.0
+        state.failed(at, str(error), self._policy.schedule, floor)
+        report.status, report.error, report.reason = FEED_FAILED, str(error), error.reason
+        report.failure_class = failure_class(error)
+        logger.warning(
+            "feed failed",
+            extra={
+                **_keys(feed),
+                "reason": error.reason,
+                "failure_class": report.failure_class,
+                "error": str(error),
+            },
+        )
+
+    def _feed_stored(
+        self,
+        feed: Feed,
+        state: FeedState,
+        report: FeedReport,
+        at: datetime,
+        fetched: FetchResult,
+        parsed: ParsedFeed,
+        content_hash: str | None,
+    ) -> None:
+        etag, last_modified = validators(fetched.headers)
+        state.succeeded(
+            at,
+            self._policy.schedule,
+            published=report.new > 0,
+            entries_seen=report.entries_seen,
+            floor_seconds=max(_cache_floor(fetched), ttl_seconds(parsed.ttl) or 0.0),
+            etag=etag,
+            last_modified=last_modified,
+            body_hash=content_hash,
+        )
+        report.status = FEED_OK
+        logger.info(
+            report.log_line(),
+            extra={
+                **_keys(feed),
+                **{name: getattr(report, name) for name in _LOGGED_COUNTS},
+                "bytes": fetched.wire_bytes,
+                "seconds": round(fetched.elapsed_seconds, 3),
+            },
+        )
+
+
+_LOGGED_COUNTS = (
+    "new",
+    "duplicate",
+    "duplicate_in_message",
+    "duplicate_url",
+    "duplicate_guid",
+    "photo_filtered",
+    "without_link",
+)
+
+
+def store_entries(
+    parsed: ParsedFeed,
+    feed: Feed,
+    report: FeedReport,
+    seen: set[str],
+    articles: ArticleStore,
+    photo_filter: PhotoFilter,
+    seen_at: datetime,
+) -> None:
+    """Filter photo news, drop what ``seen`` (this pass) has already met, store the rest, and
+    count all of it in ``report``."""
+    report.entries_seen = len(parsed.entries) + parsed.entries_without_link
+    report.without_link = parsed.entries_without_link  # or without one that can be stored
+    fresh: list[Article] = []
+    for entry in parsed.entries:
+        if photo_filter.is_photo(entry.title):
+            report.photo_filtered += 1
+            continue
+        canonical = canonical_url(entry.link)
+        if not fits_a_key(canonical):  # percent-encoding made it too long to index
+            report.without_link += 1
+            continue
+        if canonical in seen:  # in another feed of this outlet, or twice in this one
+            report.duplicate_in_message += 1
+            continue
+        seen.add(canonical)
+        fresh.append(Article(entry, canonical))
+    stored = articles.insert_articles(feed.source, feed.category, fresh, seen_at)
+    report.new = stored.inserted
+    report.duplicate_url, report.duplicate_guid = stored.duplicate_url, stored.duplicate_guid
+
+
+@dataclass
+class _Run:
+    """What one message's pass keeps between feeds."""
+
+    message: OutletMessage
+    outlet: OutletState
+    breaker: OutletBreaker
+    probing: bool
+    requested: bool = False
+
+    def __post_init__(self) -> None:
+        self.seen: set[str] = set()
+
+
+def _cache_floor(fetched: FetchResult) -> float:
+    return max_age_seconds(fetched.headers.get("Cache-Control", "")) or 0.0
+
+
+def _keys(feed: Feed) -> dict[str, str]:
+    return {"outlet": feed.source, "feed": feed.url, "category": feed.category}

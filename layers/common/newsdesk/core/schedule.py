@@ -1,0 +1,170 @@
+"""When each feed and outlet is checked next, and the outlet breaker: the records the worker
+keeps per feed and per outlet, each with its own transitions (as miniflux's feed model has
+them): the collector calls methods, the state table (``newsdesk.aws.state_table``) stores them.
+
+Times are those of the schedule (the message's ``scheduled_at``), so that a feed checked every
+run is due on the next run however long the fetch took.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+STATUS_OK = "ok"
+STATUS_NOT_MODIFIED = "not_modified"
+STATUS_FAILED = "failed"
+
+BREAKER_CLOSED = "closed"
+BREAKER_OPEN = "open"
+BREAKER_HALF_OPEN = "half_open"
+
+
+@dataclass(frozen=True)
+class SchedulePolicy:
+    """How often feeds are checked: every ``period`` while they publish, doubling toward
+    ``max_interval`` while they do not; failures back off the same way (never disabled)."""
+
+    period: timedelta = timedelta(minutes=30)
+    max_interval: timedelta = timedelta(hours=6)
+
+    def interval(self, streak: int, floor_seconds: float = 0.0) -> timedelta:
+        doubled = self.period * int(2 ** min(streak, 16))
+        return max(min(doubled, self.max_interval), timedelta(seconds=floor_seconds))
+
+
+@dataclass(frozen=True)
+class BreakerPolicy:
+    """The outlet's cool-down after its in-message breaker trips: doubling from ``cooldown``
+    on each consecutive trip, up to ``max_cooldown``."""
+
+    cooldown: timedelta = timedelta(minutes=30)
+    max_cooldown: timedelta = timedelta(hours=6)
+
+    def cooldown_after(self, trips: int) -> timedelta:
+        return min(self.cooldown * int(2 ** min(trips - 1, 16)), self.max_cooldown)
+
+
+@dataclass
+class FeedState:
+    source: str
+    url: str
+    category: str = ""
+    last_attempt_at: datetime | None = None
+    last_success_at: datetime | None = None
+    last_changed_at: datetime | None = None
+    next_check_at: datetime | None = None
+    last_status: str | None = None
+    last_error: str | None = None
+    consecutive_failures: int = 0
+    unchanged_checks: int = 0
+    entries_seen: int = 0
+    etag: str | None = None
+    last_modified: str | None = None
+    body_hash: str | None = None
+
+    def is_due(self, at: datetime) -> bool:
+        return self.next_check_at is None or self.next_check_at <= at
+
+    def attempted(self, at: datetime, category: str) -> None:
+        self.last_attempt_at = at
+        self.category = category
+
+    def succeeded(
+        self,
+        at: datetime,
+        policy: SchedulePolicy,
+        *,
+        published: bool,
+        entries_seen: int,
+        floor_seconds: float = 0.0,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        body_hash: str | None = None,
+    ) -> None:
+        """A fetch that worked. ``published``: it brought new articles."""
+        self.last_success_at = at
+        self.last_status = STATUS_OK
+        self.last_error = None
+        self.consecutive_failures = 0
+        self.entries_seen = entries_seen
+        self.etag, self.last_modified, self.body_hash = etag, last_modified, body_hash
+        if published:
+            self.last_changed_at = at
+            self.unchanged_checks = 0
+        else:
+            self.unchanged_checks += 1
+        self.next_check_at = at + policy.interval(self.unchanged_checks, floor_seconds)
+
+    def not_modified(
+        self, at: datetime, policy: SchedulePolicy, floor_seconds: float = 0.0
+    ) -> None:
+        """A 304, or the same body again: not a failure, and it ends a failure streak."""
+        self.last_success_at = at
+        self.last_status = STATUS_NOT_MODIFIED
+        self.last_error = None
+        self.consecutive_failures = 0
+        self.unchanged_checks += 1
+        self.next_check_at = at + policy.interval(self.unchanged_checks, floor_seconds)
+
+    def failed(
+        self, at: datetime, error: str, policy: SchedulePolicy, floor_seconds: float = 0.0
+    ) -> None:
+        self.last_status = STATUS_FAILED
+        self.last_error = error[:1000]
+        self.consecutive_failures += 1
+        self.next_check_at = at + policy.interval(self.consecutive_failures - 1, floor_seconds)
+
+
+@dataclass
+class OutletState:
+    source: str
+    breaker: str = BREAKER_CLOSED
+    trips: int = 0
+    opened_at: datetime | None = None
+    open_until: datetime | None = None
+
+    def breaker_at(self, at: datetime) -> str:
+        """closed, open (skip the outlet) or half_open (try one feed)."""
+        if self.breaker != BREAKER_OPEN:
+            return BREAKER_CLOSED
+        if self.open_until is not None and at < self.open_until:
+            return BREAKER_OPEN
+        return BREAKER_HALF_OPEN
+
+    def tripped(self, at: datetime, policy: BreakerPolicy) -> None:
+        self.trips += 1
+        self.breaker = BREAKER_OPEN
+        self.opened_at = at
+        self.open_until = at + policy.cooldown_after(self.trips)
+
+    def closed(self) -> None:
+        self.breaker = BREAKER_CLOSED
+        self.trips = 0
+        self.opened_at = self.open_until = None
+
+
+@dataclass
+class OutletBreaker:
+    """The outlet breaker within one message: after ``max_failures`` failed feeds, counted
+    cumulatively (not consecutively: a flapping outlet is as slow as a dead one), the outlet's
+    remaining feeds are skipped."""
+
+    max_failures: int
+    failures: int = 0
+
+    @property
+    def is_open(self) -> bool:
+        return self.failures >= self.max_failures
+
+    def record_failure(self) -> None:
+        self.failures += 1
+
+    def open(self) -> None:
+        """Skip the rest of the message whatever the count (a failed half-open probe)."""
+        self.failures = max(self.failures, self.max_failures)
+
+
+def open_breakers(outlets: dict[str, OutletState], at: datetime) -> set[str]:
+    """The outlets cooling down at ``at``: the fan-out sends them no message."""
+    return {name for name, state in outlets.items() if state.breaker_at(at) == BREAKER_OPEN}

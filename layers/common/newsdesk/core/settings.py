@@ -1,0 +1,195 @@
+"""One typed settings object, read from the environment once at the edge.
+
+Library code below the handlers and the CLI takes plain values from this object and never reads
+``os.environ`` itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from newsdesk import __version__
+from newsdesk.core.errors import SettingsError
+
+# The seed's photo-news prefixes. Photo articles carry a picture and a caption, nothing a
+# summary could be written from, so they are dropped before storage.
+DEFAULT_PHOTO_TITLE_PATTERNS: tuple[str, ...] = (
+    r"\[사진\]",
+    r"\[포토\]",
+    r"\(포토\)",
+    r"\[포토뉴스\]",
+    r"\[경향포토\]",
+    r"\[포토 종합\]",
+    r"\[포토에세이\]",
+)
+
+# newsdesk.clustering.METHODS, named here too so that settings never load scikit-learn.
+CLUSTER_METHODS = ("seed", "centroid")
+
+USER_AGENT = f"newsdesk/{__version__} (RSS/Atom collector; python-requests)"
+
+N = TypeVar("N", int, float)
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str | None = None
+    db_secret_arn: str | None = None
+    db_host: str | None = None
+    db_port: int = 5432
+    db_name: str = "newsdesk"
+    fetch_timeout_seconds: float = 10.0
+    fetch_max_bytes: int = 5 * 1024 * 1024
+    fetch_allow_private_networks: bool = False
+    fetch_interval_seconds: float = 0.1
+    outlet_max_failures: int = 2
+    collect_period_seconds: int = 1800
+    message_max_age_seconds: int = 1800
+    photo_title_patterns: tuple[str, ...] = DEFAULT_PHOTO_TITLE_PATTERNS
+    user_agent: str = USER_AGENT
+    state_table_name: str = "newsdesk-state"
+    outlet_queue_url: str | None = None
+    raw_bucket: str | None = None
+    sources_path: Path | None = None
+    cluster_method: str = "seed"
+    cluster_threshold: float | None = None  # None: the method's recommended threshold
+    cluster_min_size: int = 3
+    cluster_window_hours: float = 24.0
+    data_dir: Path = field(default_factory=lambda: Path.home() / ".local/share/newsdesk")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        reader = _Reader(env)
+        defaults = cls()
+        return cls(
+            database_url=reader.text("DATABASE_URL"),
+            db_secret_arn=reader.text("DB_SECRET_ARN"),
+            db_host=reader.text("DB_HOST"),
+            db_port=reader.number("DB_PORT", int, defaults.db_port, minimum=1, maximum=65535),
+            db_name=reader.text("DB_NAME") or defaults.db_name,
+            fetch_timeout_seconds=reader.number(
+                "FETCH_TIMEOUT_SECONDS", float, defaults.fetch_timeout_seconds, minimum=0.1
+            ),
+            fetch_max_bytes=reader.number("FETCH_MAX_BYTES", int, defaults.fetch_max_bytes, 1),
+            fetch_allow_private_networks=reader.flag("FETCH_ALLOW_PRIVATE_NETWORKS", False),
+            fetch_interval_seconds=reader.number(
+                "FETCH_INTERVAL_SECONDS", float, defaults.fetch_interval_seconds, minimum=0
+            ),
+            outlet_max_failures=reader.number(
+                "OUTLET_MAX_FAILURES", int, defaults.outlet_max_failures, minimum=1
+            ),
+            collect_period_seconds=reader.number(
+                "COLLECT_PERIOD_SECONDS", int, defaults.collect_period_seconds, minimum=60
+            ),
+            message_max_age_seconds=reader.number(
+                "MESSAGE_MAX_AGE_SECONDS", int, defaults.message_max_age_seconds, minimum=1
+            ),
+            photo_title_patterns=reader.patterns(
+                "PHOTO_TITLE_PATTERNS", defaults.photo_title_patterns
+            ),
+            user_agent=reader.text("FETCH_USER_AGENT") or defaults.user_agent,
+            state_table_name=reader.text("STATE_TABLE_NAME") or defaults.state_table_name,
+            outlet_queue_url=reader.text("OUTLET_QUEUE_URL"),
+            raw_bucket=reader.text("RAW_BUCKET"),
+            sources_path=reader.path("SOURCES_PATH"),
+            cluster_method=reader.choice(
+                "CLUSTER_METHOD", CLUSTER_METHODS, defaults.cluster_method
+            ),
+            cluster_threshold=reader.optional_number("CLUSTER_THRESHOLD", minimum=0, maximum=1),
+            cluster_min_size=reader.number(
+                "CLUSTER_MIN_SIZE", int, defaults.cluster_min_size, minimum=1
+            ),
+            cluster_window_hours=reader.number(
+                "CLUSTER_WINDOW_HOURS", float, defaults.cluster_window_hours, minimum=0.1
+            ),
+            data_dir=reader.path("NEWSDESK_DATA_DIR") or defaults.data_dir,
+        )
+
+    def require_queue_url(self) -> str:
+        if not self.outlet_queue_url:
+            raise SettingsError("OUTLET_QUEUE_URL is not set")
+        return self.outlet_queue_url
+
+
+class _Reader:
+    """Parses one variable at a time and names it in every error."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._env = env
+
+    def text(self, name: str) -> str | None:
+        value = self._env.get(name, "").strip()
+        return value or None
+
+    def path(self, name: str) -> Path | None:
+        value = self.text(name)
+        return Path(value).expanduser() if value else None
+
+    def number(
+        self,
+        name: str,
+        kind: Callable[[str], N],
+        default: N,
+        minimum: float | None = None,
+        maximum: float | None = None,
+    ) -> N:
+        raw = self.text(name)
+        if raw is None:
+            return default
+        try:
+            value = kind(raw)
+        except ValueError:
+            raise SettingsError(f"{name}: expected a number, got {raw!r}") from None
+        if minimum is not None and value < minimum:
+            raise SettingsError(f"{name}: must be at least {minimum}, got {raw!r}")
+        if maximum is not None and value > maximum:
+            raise SettingsError(f"{name}: must be at most {maximum}, got {raw!r}")
+        return value
+
+    def optional_number(self, name: str, minimum: float, maximum: float) -> float | None:
+        if self.text(name) is None:
+            return None
+        return self.number(name, float, 0.0, minimum=minimum, maximum=maximum)
+
+    def choice(self, name: str, choices: tuple[str, ...], default: str) -> str:
+        value = self.text(name)
+        if value is None:
+            return default
+        if value not in choices:
+            raise SettingsError(f"{name}: expected one of {', '.join(choices)}, got {value!r}")
+        return value
+
+    def flag(self, name: str, default: bool) -> bool:
+        raw = self.text(name)
+        if raw is None:
+            return default
+        lowered = raw.lower()
+        if lowered in {"1", "true", "yes", "on"}:
+            return True
+        if lowered in {"0", "false", "no", "off"}:
+            return False
+        raise SettingsError(f"{name}: expected true or false, got {raw!r}")
+
+    def patterns(self, name: str, default: tuple[str, ...]) -> tuple[str, ...]:
+        raw = self.text(name)
+        if raw is None:
+            return default
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            raise SettingsError(f"{name}: expected a JSON list of regular expressions") from None
+        if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+            raise SettingsError(f"{name}: expected a JSON list of regular expressions")
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise SettingsError(f"{name}: invalid pattern {pattern!r}: {e}") from None
+        return tuple(value)

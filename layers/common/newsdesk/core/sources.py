@@ -1,0 +1,98 @@
+"""sources.yaml: the list of feeds, in the seed's format ``{source, url, category}``.
+
+One outlet (``source``) has many feeds. A file is validated whole before anything is sent, and
+every error names the file, the entry (counted from 1) and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+
+from newsdesk.core.errors import SourcesError
+
+FIELDS = ("source", "url", "category")
+BUNDLED = "sources.yaml"
+
+
+@dataclass(frozen=True)
+class Feed:
+    source: str
+    url: str
+    category: str
+
+
+@dataclass(frozen=True)
+class Outlet:
+    name: str
+    feeds: tuple[Feed, ...]
+
+
+def load_sources(path: Path | None = None) -> list[Feed]:
+    """Read and validate ``path``, or the sources.yaml shipped with the package."""
+    if path is None:
+        text = resources.files("newsdesk").joinpath(BUNDLED).read_text(encoding="utf-8")
+        return parse_sources(text, name=f"<bundled {BUNDLED}>")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise SourcesError(f"{path}: cannot read: {e.strerror or e}") from e
+    except UnicodeDecodeError as e:
+        raise SourcesError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from e
+    return parse_sources(text, name=str(path))
+
+
+def parse_sources(text: str, name: str = "sources.yaml") -> list[Feed]:
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise SourcesError(f"{name}: not valid YAML{where}: {e}") from e
+    if not isinstance(document, list) or not document:
+        raise SourcesError(f"{name}: expected a non-empty list of {{source, url, category}}")
+    feeds: list[Feed] = []
+    first_entry_of: dict[str, int] = {}
+    for number, entry in enumerate(document, start=1):
+        feed = _parse_entry(entry, name, number)
+        if feed.url in first_entry_of:
+            raise SourcesError(
+                f"{name}: entry {number}: field 'url': {feed.url} "
+                f"is already entry {first_entry_of[feed.url]}"
+            )
+        first_entry_of[feed.url] = number
+        feeds.append(feed)
+    return feeds
+
+
+def _parse_entry(entry: Any, name: str, number: int) -> Feed:
+    where = f"{name}: entry {number}"
+    if not isinstance(entry, dict):
+        raise SourcesError(f"{where}: expected a mapping with {', '.join(FIELDS)}")
+    unknown = sorted(str(key) for key in entry if key not in FIELDS)
+    if unknown:
+        raise SourcesError(f"{where}: field {unknown[0]!r}: unknown (expected {', '.join(FIELDS)})")
+    values: dict[str, str] = {}
+    for field in FIELDS:
+        value = entry.get(field)
+        if not isinstance(value, str) or not value.strip():
+            raise SourcesError(f"{where}: field {field!r}: missing or not a non-empty string")
+        values[field] = value.strip()
+    parts = urlsplit(values["url"])
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SourcesError(f"{where}: field 'url': not an http(s) URL: {values['url']!r}")
+    return Feed(**values)
+
+
+def group_by_outlet(feeds: Sequence[Feed]) -> list[Outlet]:
+    """Outlets in order of first appearance, each with its feeds in file order."""
+    grouped: dict[str, list[Feed]] = {}
+    for feed in feeds:
+        grouped.setdefault(feed.source, []).append(feed)
+    return [Outlet(name, tuple(outlet_feeds)) for name, outlet_feeds in grouped.items()]

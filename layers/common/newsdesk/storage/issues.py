@@ -1,0 +1,113 @@
+"""Issues in PostgreSQL: the window of articles a clustering run reads, an issue stored with
+its articles in one transaction, the newest issues for `newsdesk issues`, and the advisory
+lock that lets one clustering run work at a time."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from newsdesk.core.errors import StoreError
+from newsdesk.storage.database import Database
+
+_CLUSTER_LOCK_KEY = 0x636C7573  # "clus"
+
+
+@dataclass(frozen=True)
+class WindowArticle:
+    """An article of the clustering window."""
+
+    id: int
+    category_id: int
+    category: str
+    title: str
+    issued: bool  # already in an issue
+    collected_at: datetime
+
+
+@contextlib.contextmanager
+def clustering_lock(database: Database) -> Iterator[bool]:
+    """Yields whether this run holds the lock; releases it after."""
+    with database.transaction() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", (_CLUSTER_LOCK_KEY,))
+        row = cursor.fetchone()
+    held = bool(row and row[0])
+    try:
+        yield held
+    finally:
+        if held:
+            # A broken connection has released the lock already; keep the first error.
+            with contextlib.suppress(StoreError), database.transaction() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", (_CLUSTER_LOCK_KEY,))
+
+
+def window(database: Database, since: datetime) -> list[WindowArticle]:
+    """The articles collected since ``since``, by category, in ascending id order."""
+    with database.transaction() as cursor:
+        cursor.execute(
+            """
+            SELECT a.id, a.category_id, c.name, a.title, a.issue_id IS NOT NULL, a.collected_at
+            FROM raw_article a JOIN category c ON c.id = a.category_id
+            WHERE a.collected_at >= %s
+            ORDER BY a.category_id, a.id
+            """,
+            (since,),
+        )
+        return [WindowArticle(*row) for row in cursor.fetchall()]
+
+
+def store_issue(
+    database: Database, members: Sequence[WindowArticle], title_from: WindowArticle
+) -> int:
+    """A new issue with ``members``, titled after ``title_from``; its id."""
+    ids = [a.id for a in members]
+    with database.transaction() as cursor:
+        cursor.execute(
+            "INSERT INTO issue (category_id, title, size) VALUES (%s, %s, %s) RETURNING id",
+            (title_from.category_id, title_from.title, len(members)),
+        )
+        row = cursor.fetchone()
+        assert row is not None
+        cursor.execute(
+            "UPDATE raw_article SET issue_id = %s WHERE id = ANY(%s) AND issue_id IS NULL",
+            (row[0], ids),
+        )
+        if cursor.rowcount != len(ids):
+            # Only a writer outside the lock could do this; roll the issue back with it.
+            raise StoreError(f"articles {ids} changed while issue {row[0]} was being stored")
+    return int(row[0])
+
+
+def list_issues(database: Database, limit: int = 50) -> list[dict[str, Any]]:
+    """The newest issues with their articles, for `newsdesk issues`."""
+    with database.transaction() as cursor:
+        cursor.execute(
+            """
+            SELECT i.id, c.name, i.title, i.size, i.created_at,
+                   array_agg(a.id ORDER BY a.id), array_agg(a.source ORDER BY a.id),
+                   array_agg(a.title ORDER BY a.id)
+            FROM issue i
+            JOIN category c ON c.id = i.category_id
+            JOIN raw_article a ON a.issue_id = i.id
+            GROUP BY i.id, c.name
+            ORDER BY i.id DESC
+            LIMIT %s
+            """,
+            (limit,),
+        )
+        rows = cursor.fetchall()
+    return [
+        {
+            "id": r[0],
+            "category": r[1],
+            "title": r[2],
+            "size": r[3],
+            "created_at": r[4].astimezone(UTC).isoformat(timespec="seconds"),
+            "article_ids": list(r[5]),
+            "articles": [{"source": s, "title": t} for s, t in zip(r[6], r[7], strict=True)],
+        }
+        for r in rows
+    ]

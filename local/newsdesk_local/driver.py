@@ -1,0 +1,195 @@
+"""Invocations as AWS makes them: a schedule's event for a scheduled function, and the SQS event
+source mapping for a queue's consumer — messages received in batches of the mapping's
+``BatchSize``, each batch one invocation, up to a concurrency; with ReportBatchItemFailures the
+messages the function reports failed stay on the queue (moto redrives them to the dead-letter
+queue after the queue's maxReceiveCount receives), without it a failed invocation keeps its
+whole batch there. A collection round is the fan-out's invocation, then its queue drained.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from newsdesk.core.messages import OutletMessage
+from newsdesk.core.report import OutletReport
+from newsdesk.core.times import format_time
+from newsdesk_local.infrastructure import ACCOUNT, REGION, EventSource
+from newsdesk_local.pool import LambdaPool
+from newsdesk_local.services import LocalServices
+
+# The template's logical ids of the functions the command line runs.
+FANOUT, WORKER, CLUSTER = "FanOutFunction", "WorkerFunction", "ClusterFunction"
+
+
+def scheduled_event(at: datetime) -> dict[str, Any]:
+    """The event an EventBridge schedule delivers (the file events/fanout.json has one)."""
+    return {
+        "version": "0",
+        "id": str(uuid.uuid4()),
+        "detail-type": "Scheduled Event",
+        "source": "aws.events",
+        "account": ACCOUNT,
+        "time": format_time(at),
+        "region": REGION,
+        "resources": [],
+        "detail": {},
+    }
+
+
+def sqs_event(messages: Sequence[dict[str, Any]], queue_arn: str) -> dict[str, Any]:
+    """An SQS event as the event source mapping builds it from received messages."""
+    return {
+        "Records": [
+            {
+                "messageId": m["MessageId"],
+                "receiptHandle": m["ReceiptHandle"],
+                "body": m["Body"],
+                "attributes": m.get("Attributes", {}),
+                "messageAttributes": {},
+                "md5OfBody": m["MD5OfBody"],
+                "eventSource": "aws:sqs",
+                "eventSourceARN": queue_arn,
+                "awsRegion": REGION,
+            }
+            for m in messages
+        ]
+    }
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One invocation of a batch: the function's response, or why the invocation failed."""
+
+    messages: list[dict[str, Any]]
+    response: dict[str, Any] | None
+    error: str | None = None
+
+    def failed_messages(self) -> list[dict[str, Any]]:
+        if self.response is None:
+            return self.messages
+        failed = {f["itemIdentifier"] for f in self.response.get("batchItemFailures", [])}
+        return [m for m in self.messages if m["MessageId"] in failed]
+
+
+def drain(services: LocalServices, source: EventSource, pool: LambdaPool) -> list[Delivery]:
+    """Feed ``source``'s queue to ``pool``'s function, as many batches at once as the pool has
+    containers (the mapping's MaximumConcurrency, or what the caller asked for), until the
+    queue is empty and every invocation has returned (so that messages a consumer sends on
+    are consumed too)."""
+    sqs = services.client("sqs")
+    queue = services.infrastructure.queue(source.queue)
+    url = services.queue_url(source.queue)
+    running: dict[Future[dict[str, Any]], list[dict[str, Any]]] = {}
+    deliveries: list[Delivery] = []
+    while True:
+        batch = _receive(sqs, url, source.batch_size) if len(running) < pool.concurrency else []
+        if batch:
+            running[pool.invoke(sqs_event(batch, queue.arn))] = batch
+            continue
+        if not running:
+            return deliveries
+        done, _ = wait(running, return_when=FIRST_COMPLETED)
+        for future in done:
+            delivery = _delivered(running.pop(future), future)
+            kept = {m["MessageId"] for m in delivery.failed_messages()}
+            if delivery.response is not None and not source.partial_failures and kept:
+                kept = {m["MessageId"] for m in delivery.messages}
+            for message in delivery.messages:
+                if message["MessageId"] not in kept:
+                    sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+            deliveries.append(delivery)
+
+
+def _receive(sqs: Any, url: str, batch_size: int) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = sqs.receive_message(
+        QueueUrl=url,
+        MaxNumberOfMessages=min(batch_size, 10),
+        WaitTimeSeconds=0,
+        AttributeNames=["All"],
+    ).get("Messages", [])
+    return messages
+
+
+def _delivered(messages: list[dict[str, Any]], future: Future[dict[str, Any]]) -> Delivery:
+    try:
+        return Delivery(messages, future.result())
+    except Exception as e:  # the invocation itself crashed: its batch stays queued
+        return Delivery(messages, None, f"{type(e).__name__}: {e}")
+
+
+@dataclass
+class FailedMessage:
+    source: str
+    error: str
+
+
+@dataclass
+class RoundResult:
+    fanout: dict[str, Any]
+    outlets: list[OutletReport]
+    failed: list[FailedMessage]
+    seconds: float
+
+
+def run_collect_round(
+    services: LocalServices,
+    concurrency: int,
+    outlet_order: Sequence[str] = (),
+    ignore_schedule: bool = True,
+    workers: LambdaPool | None = None,
+) -> RoundResult:
+    """The fan-out, then the worker's queue drained with ``concurrency`` containers (or
+    ``workers``, already started). Reports come in ``outlet_order`` (the sources file's),
+    any outlet not in it after those."""
+    started = time.monotonic()
+    with LambdaPool(*_pool_args(services, FANOUT)) as fanout_pool:
+        event = scheduled_event(datetime.now(UTC)) | {"ignore_schedule": ignore_schedule}
+        fanout = fanout_pool.invoke(event).result()
+    worker = services.infrastructure.functions[WORKER]
+    if workers is None:
+        with LambdaPool(*_pool_args(services, WORKER), concurrency) as pool:
+            deliveries = [d for s in worker.event_sources for d in drain(services, s, pool)]
+    else:
+        deliveries = [d for s in worker.event_sources for d in drain(services, s, workers)]
+    reports, failed = _outcomes(deliveries, services)
+    rank = {name: i for i, name in enumerate(outlet_order)}
+    reports.sort(key=lambda r: (rank.get(r.source, len(rank)), r.source))
+    return RoundResult(fanout, reports, failed, time.monotonic() - started)
+
+
+def worker_pool(services: LocalServices, concurrency: int) -> LambdaPool:
+    return LambdaPool(*_pool_args(services, WORKER), concurrency)
+
+
+def invoke_function(
+    services: LocalServices, function: str, event: dict[str, Any]
+) -> dict[str, Any]:
+    """One invocation of ``function`` (a logical id) in a fresh container."""
+    with LambdaPool(*_pool_args(services, function)) as pool:
+        return pool.invoke(event).result()
+
+
+def _pool_args(services: LocalServices, function: str) -> tuple[Any, dict[str, str], str]:
+    spec = services.infrastructure.functions[function]
+    return spec, services.function_env(function), str(services.log_path)
+
+
+def _outcomes(
+    deliveries: list[Delivery], services: LocalServices
+) -> tuple[list[OutletReport], list[FailedMessage]]:
+    reports: list[OutletReport] = []
+    failed: list[FailedMessage] = []
+    for delivery in deliveries:
+        if delivery.response is not None:
+            reports += [OutletReport.from_dict(o) for o in delivery.response["outlets"]]
+        for message in delivery.failed_messages():
+            source = OutletMessage.from_json(message["Body"]).outlet.name
+            error = delivery.error or f"record failed, see {services.log_path}"
+            failed.append(FailedMessage(source, error))
+    return reports, failed

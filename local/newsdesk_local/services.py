@@ -1,0 +1,311 @@
+"""The emulated services: PostgreSQL and AWS for local runs, with every queue, table and bucket
+of the template (``newsdesk_local.infrastructure``) created and the schema migrated.
+
+AWS is ``AWS_ENDPOINT_URL`` if set, else moto's server on 127.0.0.1 in a process of its own,
+its tables' items and buckets' objects kept under ``NEWSDESK_DATA_DIR`` between runs. PostgreSQL
+is ``DATABASE_URL`` if set, else pgserver under ``NEWSDESK_DATA_DIR/pg``; the two start side by
+side.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import subprocess
+import sys
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import boto3
+
+from newsdesk.core.errors import ConfigError, InfrastructureError
+from newsdesk.core.settings import Settings
+from newsdesk.storage.database import Database
+from newsdesk.storage.migrate import migrate
+from newsdesk_local.infrastructure import REGION, Infrastructure
+
+LOG_FILE = "lambda.log"  # every container's output
+STATE_FILE = "aws-state.json"  # the tables' items between runs
+BUCKETS_FOLDER = "buckets"  # the buckets' objects between runs, one folder each
+# What earlier releases kept: the state table's items as {"items": [...]}, and raw bodies here.
+OLD_RAW_FOLDER, OLD_STATE_TABLE, OLD_RAW_BUCKET = "raw-bodies", "StateTable", "RawBucket"
+# moto accepts any key; fixed fake ones keep real credentials from being sent at all
+FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+
+
+class LocalServices:
+    """Starts (or finds) PostgreSQL and AWS; ``env`` is what every function gets from them."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        environ: Mapping[str, str],
+        infrastructure: Infrastructure | None = None,
+    ) -> None:
+        self.settings = settings
+        self.data_dir = settings.data_dir
+        self.infrastructure = infrastructure or Infrastructure.packaged()
+        self._environ = dict(environ)
+        self._stack = contextlib.ExitStack()
+        self._postgres_server: Any = None  # pgserver's, when embedded
+        self.env: dict[str, str] = {}
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / LOG_FILE
+
+    @property
+    def embedded_aws(self) -> bool:
+        return "AWS_ENDPOINT_URL" not in self._environ
+
+    @property
+    def endpoint(self) -> str:
+        return self.env["AWS_ENDPOINT_URL"]
+
+    def __enter__(self) -> LocalServices:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            with ThreadPoolExecutor(1) as background:
+                database_url = background.submit(self._postgres)
+                aws = self._start_moto() if self.embedded_aws else self._given_aws()
+                self.env = {
+                    **self._environ,
+                    **aws,
+                    "DATABASE_URL": database_url.result(),
+                    "POWERTOOLS_SERVICE_NAME": self._environ.get(
+                        "POWERTOOLS_SERVICE_NAME", "newsdesk"
+                    ),
+                }
+            self._create_resources()
+            self._stack.callback(self._shut_down)
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def _shut_down(self) -> None:
+        """PostgreSQL stops (it checkpoints) while the emulated AWS state is saved."""
+        with ThreadPoolExecutor(1) as background:
+            if self._postgres_server is not None:
+                background.submit(self._postgres_server.cleanup)
+            if self.embedded_aws:
+                self._save_state()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._stack.close()
+
+    def client(self, service: str) -> Any:
+        return boto3.client(
+            service,  # type: ignore[call-overload]
+            endpoint_url=self.endpoint,
+            region_name=self.env["AWS_DEFAULT_REGION"],
+            aws_access_key_id=self.env["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=self.env["AWS_SECRET_ACCESS_KEY"],
+        )
+
+    def database(self) -> Database:
+        url = self.env["DATABASE_URL"]
+        return Database(lambda: url)
+
+    def function_env(self, function: str) -> dict[str, str]:
+        """The template's variables for ``function``, then the caller's environment, then the
+        services' addresses (as `sam local invoke --env-vars` overrides the template)."""
+        return {**self.infrastructure.environment(function, self.endpoint), **self.env}
+
+    def queue_url(self, logical_id: str) -> str:
+        return self.infrastructure.queue_url(self.endpoint, logical_id)
+
+    # --- starting ---------------------------------------------------------------------------
+
+    def _postgres(self) -> str:
+        url = self.settings.database_url or self._embedded_postgres()
+        database = Database(lambda: url)
+        migrate(database)
+        database.close()
+        return url
+
+    def _embedded_postgres(self) -> str:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
+            try:
+                import pgserver
+            except ImportError:
+                raise ConfigError(
+                    "DATABASE_URL is not set and pgserver is not installed: "
+                    "pip install 'newsdesk[local]', or point DATABASE_URL at a PostgreSQL"
+                ) from None
+            self._postgres_server = pgserver.get_server(self.data_dir / "pg", cleanup_mode="stop")
+        return str(self._postgres_server.get_uri())
+
+    def _given_aws(self) -> dict[str, str]:
+        return {
+            "AWS_ENDPOINT_URL": self._environ["AWS_ENDPOINT_URL"],
+            "AWS_DEFAULT_REGION": self._environ.get("AWS_DEFAULT_REGION", REGION),
+            **{key: self._environ.get(key, value) for key, value in FAKE_CREDENTIALS.items()},
+        }
+
+    def _start_moto(self) -> dict[str, str]:
+        host, port = self._stack.enter_context(moto_server())
+        return {"AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_DEFAULT_REGION": REGION} | (
+            FAKE_CREDENTIALS
+        )
+
+    def _create_resources(self) -> None:
+        infra = self.infrastructure
+        sqs = self.client("sqs")
+        # dead-letter queues first: a redrive policy must name an existing queue
+        for queue in sorted(infra.queues, key=lambda q: q.max_receive_count is not None):
+            sqs.create_queue(QueueName=queue.name, Attributes=queue.attributes)
+        s3 = self.client("s3")
+        existing = {b["Name"] for b in s3.list_buckets().get("Buckets", [])}
+        for bucket in infra.buckets:
+            if bucket.name not in existing:
+                s3.create_bucket(
+                    Bucket=bucket.name, CreateBucketConfiguration={"LocationConstraint": REGION}
+                )
+        dynamodb = self.client("dynamodb")
+        tables = set(dynamodb.list_tables()["TableNames"])
+        created = False
+        for table in infra.tables:
+            if table.name not in tables:
+                dynamodb.create_table(TableName=table.name, **table.definition)
+                created = True
+        if created and self.embedded_aws:
+            self._restore_state()
+
+    # --- keeping state between runs -----------------------------------------------------------
+
+    def _restore_state(self) -> None:
+        dynamodb = self.client("dynamodb")
+        for logical_id, items in self._saved_items().items():
+            name = self._table_name(logical_id)
+            for item in items:
+                dynamodb.put_item(TableName=name, Item=item)
+        s3 = self.client("s3")
+        for logical_id, folder in self._saved_bucket_folders():
+            bucket = self._bucket_name(logical_id)
+
+            def put(meta_path: Path, bucket: str = bucket) -> None:
+                saved = json.loads(meta_path.read_text(encoding="utf-8"))
+                body = meta_path.with_name(meta_path.name.removesuffix(".meta.json"))
+                s3.put_object(
+                    Bucket=bucket,
+                    Key=saved["key"],
+                    Body=body.read_bytes(),
+                    ContentType=saved.get("content_type", "application/gzip"),
+                    Metadata=saved["metadata"],
+                )
+
+            _each(put, sorted(folder.rglob("*.meta.json")))
+
+    def _saved_items(self) -> dict[str, list[dict[str, Any]]]:
+        path = self.data_dir / STATE_FILE
+        if not path.exists():
+            return {}
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if "items" in saved:  # an earlier release's file: the state table alone
+            return {OLD_STATE_TABLE: saved["items"]}
+        tables: dict[str, list[dict[str, Any]]] = saved["tables"]
+        return tables
+
+    def _saved_bucket_folders(self) -> Iterator[tuple[str, Path]]:
+        old = self.data_dir / OLD_RAW_FOLDER
+        if old.is_dir():
+            yield OLD_RAW_BUCKET, old
+        for bucket in self.infrastructure.buckets:
+            folder = self.data_dir / BUCKETS_FOLDER / bucket.logical_id
+            if folder.is_dir():
+                yield bucket.logical_id, folder
+
+    def _table_name(self, logical_id: str) -> str:
+        return next(t.name for t in self.infrastructure.tables if t.logical_id == logical_id)
+
+    def _bucket_name(self, logical_id: str) -> str:
+        return next(b.name for b in self.infrastructure.buckets if b.logical_id == logical_id)
+
+    def _save_state(self) -> None:
+        dynamodb = self.client("dynamodb")
+        tables: dict[str, list[dict[str, Any]]] = {}
+        for table in self.infrastructure.tables:
+            tables[table.logical_id] = [
+                item
+                for page in dynamodb.get_paginator("scan").paginate(TableName=table.name)
+                for item in page["Items"]
+            ]
+        path = self.data_dir / STATE_FILE
+        document = {"tables": tables}
+        path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+        for bucket in self.infrastructure.buckets:
+            self._save_bucket(bucket.name, self.data_dir / BUCKETS_FOLDER / bucket.logical_id)
+
+    def _save_bucket(self, bucket: str, folder: Path) -> None:
+        s3 = self.client("s3")
+
+        def save(key: str) -> None:
+            target = folder / key
+            stored = s3.get_object(Bucket=bucket, Key=key)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(stored["Body"].read())
+            meta = {
+                "key": key,
+                "metadata": stored["Metadata"],
+                "content_type": stored.get("ContentType"),
+            }
+            target.with_name(target.name + ".meta.json").write_text(json.dumps(meta), "utf-8")
+
+        keys = [
+            entry["Key"]
+            for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+            for entry in page.get("Contents", [])
+        ]
+        _each(save, [key for key in keys if not (folder / key).exists()])
+
+
+def _each(action: Callable[[Any], None], items: Sequence[Any]) -> None:
+    """``action`` on every item, a few at a time: each is one round trip to the emulator."""
+    with ThreadPoolExecutor(8) as pool:
+        for _ in pool.map(action, items):
+            pass
+
+
+@contextlib.contextmanager
+def moto_server() -> Iterator[tuple[str, int]]:
+    """moto's server in a process of its own: every container's AWS calls meet there, and in
+    the runtime's own process they would queue behind its threads for the one interpreter
+    lock. It lives until its standard input closes, so it ends with the runtime however that
+    ends."""
+    if importlib.util.find_spec("moto") is None:
+        raise ConfigError(
+            "AWS_ENDPOINT_URL is not set and moto is not installed: "
+            "pip install 'newsdesk[local]', or point AWS_ENDPOINT_URL at an AWS emulator"
+        )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "newsdesk_local.moto_process"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        port = process.stdout.readline().strip()
+        if not port.isdigit():
+            raise InfrastructureError(f"moto's server did not start (exit {process.wait()})")
+        yield "127.0.0.1", int(port)
+    finally:
+        process.stdin.close()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -1,0 +1,121 @@
+"""The local runtime follows the template: the packaged copy of its facts is current, the
+emulated resources and the containers get the template's settings, and the event-source driver
+feeds a queue as the event source mapping would (batch size, partial failures, redrive)."""
+
+import json
+import os
+
+from infra.local_resources import extract
+from infra.transform import load
+from newsdesk_local.driver import WORKER, drain
+from newsdesk_local.infrastructure import Infrastructure
+from newsdesk_local.pool import LambdaPool, LocalContext
+from newsdesk_local.services import LocalServices
+from tests.conftest import ROOT
+
+TEMPLATE = ROOT / "infra" / "template.yaml"
+
+
+def test_the_packaged_resources_are_the_templates():
+    packaged = json.loads((ROOT / "local/newsdesk_local/resources.json").read_text("utf-8"))
+    assert packaged == extract(load(TEMPLATE)), "run `make local-resources`"
+
+
+def test_queues_and_containers_get_the_templates_settings(aws_env):
+    template = load(TEMPLATE)["Resources"]
+    sqs = aws_env.client("sqs")
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=aws_env.queue_url("OutletQueue"), AttributeNames=["All"]
+    )["Attributes"]
+    outlet_queue = template["OutletQueue"]["Properties"]
+    assert int(attributes["VisibilityTimeout"]) == outlet_queue["VisibilityTimeout"] == 1080
+    redrive = json.loads(attributes["RedrivePolicy"])
+    assert redrive["maxReceiveCount"] == outlet_queue["RedrivePolicy"]["maxReceiveCount"]
+    assert redrive["deadLetterTargetArn"].endswith(":newsdesk-outlets-dlq")
+    worker = aws_env.infrastructure.functions[WORKER]
+    assert LocalContext.of(worker).timeout_seconds == template[WORKER]["Properties"]["Timeout"]
+    env = aws_env.function_env(WORKER)
+    assert env["STATE_TABLE_NAME"] == "newsdesk-state"
+    assert env["RAW_BUCKET"] in {b["Name"] for b in aws_env.client("s3").list_buckets()["Buckets"]}
+    assert "DB_SECRET_ARN" not in env  # not emulated: DATABASE_URL stands in
+
+
+def echo_infrastructure(partial_failures: bool) -> Infrastructure:
+    """A queue with a dead-letter queue after two receives, fed two at a time to tests.sqs_echo."""
+    return Infrastructure(
+        {
+            "parameters": {},
+            "resources": {
+                "EchoQueue": {
+                    "Type": "AWS::SQS::Queue",
+                    "Properties": {
+                        "QueueName": {"Fn::Sub": "${AWS::StackName}-echo"},
+                        "VisibilityTimeout": 0,  # a failed message is back at once
+                        "RedrivePolicy": {
+                            "deadLetterTargetArn": {"Fn::GetAtt": ["EchoDeadLetters", "Arn"]},
+                            "maxReceiveCount": 2,
+                        },
+                    },
+                },
+                "EchoDeadLetters": {"Type": "AWS::SQS::Queue", "Properties": {}},
+            },
+            "functions": {
+                "EchoFunction": {
+                    "Module": "tests.sqs_echo",
+                    "Timeout": 10,
+                    "MemorySize": 128,
+                    "Variables": {},
+                    "SqsEvents": [
+                        {
+                            "Queue": {"Fn::GetAtt": ["EchoQueue", "Arn"]},
+                            "BatchSize": 2,
+                            "FunctionResponseTypes": (
+                                ["ReportBatchItemFailures"] if partial_failures else []
+                            ),
+                        }
+                    ],
+                }
+            },
+        }
+    )
+
+
+def drained(aws_env, partial_failures, bodies):
+    """Send ``bodies`` to the echo queue and drain it; (invocations' bodies, what is left on
+    the queue and on its dead-letter queue)."""
+    infra = echo_infrastructure(partial_failures)
+    services = LocalServices(aws_env.settings, dict(os.environ), infra)
+    with services:
+        sqs = services.client("sqs")
+        for body in bodies:
+            sqs.send_message(QueueUrl=services.queue_url("EchoQueue"), MessageBody=body)
+        function = infra.functions["EchoFunction"]
+        env = services.function_env("EchoFunction")
+        # one container: with no visibility timeout a batch in flight would be received again
+        with LambdaPool(function, env, str(services.log_path)) as pool:
+            deliveries = drain(services, function.event_sources[0], pool)
+        left = {}
+        for queue in ("EchoQueue", "EchoDeadLetters"):
+            messages = sqs.receive_message(
+                QueueUrl=services.queue_url(queue), MaxNumberOfMessages=10
+            ).get("Messages", [])
+            left[queue] = sorted(m["Body"] for m in messages)
+    invoked = sorted(sorted(m["Body"] for m in d.messages) for d in deliveries)
+    return invoked, left
+
+
+def test_reported_failures_stay_queued_until_redriven_to_the_dead_letter_queue(aws_env):
+    # GIVEN five messages, one that the function reports failed every time
+    invoked, left = drained(aws_env, True, ["a", "b", "fail", "c", "d"])
+    # THEN batches of at most two; the failed record came back and went to the
+    # dead-letter queue after its second receive; the others were deleted once
+    assert all(len(batch) <= 2 for batch in invoked)
+    assert sorted(b for batch in invoked for b in batch) == ["a", "b", "c", "d", "fail", "fail"]
+    assert left == {"EchoQueue": [], "EchoDeadLetters": ["fail"]}
+
+
+def test_without_partial_failures_a_crashed_batch_stays_whole(aws_env):
+    invoked, left = drained(aws_env, False, ["crash", "x"])
+    # the batch of two crashed twice and was redriven whole
+    assert invoked == [["crash", "x"], ["crash", "x"]]
+    assert left == {"EchoQueue": [], "EchoDeadLetters": ["crash", "x"]}
