@@ -1,4 +1,5 @@
-"""``newsdesk.urls``, as DESIGN.md names it: canonical article URLs (``newsdesk.collect.urls``)."""
+"""``newsdesk.urls``, as docs/architecture.md names it: canonical article URLs
+(``newsdesk.collect.urls``)."""
 
 from newsdesk.collect.urls import TRACKING_PARAMETERS, canonical_url, is_tracking
 

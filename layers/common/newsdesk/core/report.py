@@ -24,7 +24,8 @@ FAILURE_CLASSES = (
     "connection",
 )
 
-# The keys of one outlet in `newsdesk collect --json`: DESIGN.md's first, then the funnel.
+# The keys of one outlet in `newsdesk collect --json`: the contract's (docs/architecture.md)
+# first, then the funnel.
 CONTRACT_KEYS = (
     "feeds_attempted",
     "feeds_failed",
