@@ -40,7 +40,7 @@ import psycopg2.extras
 from newsdesk.core.report import totals
 from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Feed
-from newsdesk_local.driver import run_collect_round, worker_pool
+from newsdesk_local.driver import WORKER, pool_of, run_collect_round
 from newsdesk_local.feedserver import FeedServer, Route
 from newsdesk_local.seed_reference import SEED_TABLE, seed_collect
 from newsdesk_local.services import LocalServices
@@ -208,7 +208,7 @@ def newsdesk_rounds(
         env.pop("AWS_ENDPOINT_URL", None)
         with (
             LocalServices(Settings.from_env(env), env) as services,
-            worker_pool(services, concurrency) as pool,
+            pool_of(services, WORKER, concurrency) as pool,
         ):
             started = time.monotonic()
             pool.warm()

@@ -23,7 +23,7 @@ from newsdesk.storage.migrate import migrate
 from newsdesk_local.feedserver import FeedServer, Route
 from newsdesk_local.infrastructure import REGION
 from newsdesk_local.pool import LocalContext
-from newsdesk_local.services import LocalServices
+from newsdesk_local.services import LocalServices, moto_server
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENTS = ROOT / "events"
@@ -129,13 +129,10 @@ def database(postgres_url: str) -> Iterator[Database]:
 
 @pytest.fixture(scope="session")
 def moto_endpoint() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
+    """moto's server as the local runtime runs it, in a process of its own."""
+    with moto_server() as moto:
+        moto.wait_ready()
+        yield moto.url
 
 
 @pytest.fixture(autouse=True)

@@ -7,9 +7,9 @@ import os
 
 from infra.local_resources import extract
 from infra.transform import load
-from newsdesk_local.driver import WORKER, drain
+from newsdesk_local.driver import WORKER, drain, pool_of
 from newsdesk_local.infrastructure import Infrastructure
-from newsdesk_local.pool import LambdaPool, LocalContext
+from newsdesk_local.pool import LocalContext
 from newsdesk_local.services import LocalServices
 from tests.conftest import ROOT
 
@@ -89,11 +89,10 @@ def drained(aws_env, partial_failures, bodies):
         sqs = services.client("sqs")
         for body in bodies:
             sqs.send_message(QueueUrl=services.queue_url("EchoQueue"), MessageBody=body)
-        function = infra.functions["EchoFunction"]
-        env = services.function_env("EchoFunction")
+        (source,) = infra.functions["EchoFunction"].event_sources
         # one container: with no visibility timeout a batch in flight would be received again
-        with LambdaPool(function, env, str(services.log_path)) as pool:
-            deliveries = drain(services, function.event_sources[0], pool)
+        with pool_of(services, "EchoFunction") as pool:
+            deliveries = drain(services, source, pool)
         left = {}
         for queue in ("EchoQueue", "EchoDeadLetters"):
             messages = sqs.receive_message(
@@ -119,3 +118,10 @@ def test_without_partial_failures_a_crashed_batch_stays_whole(aws_env):
     # the batch of two crashed twice and was redriven whole
     assert invoked == [["crash", "x"], ["crash", "x"]]
     assert left == {"EchoQueue": [], "EchoDeadLetters": ["crash", "x"]}
+
+
+def test_without_partial_failures_a_returned_batch_is_deleted_whatever_it_reports(aws_env):
+    # the mapping does not read batchItemFailures unless ReportBatchItemFailures is on
+    invoked, left = drained(aws_env, False, ["fail", "y"])
+    assert invoked == [["fail", "y"]]
+    assert left == {"EchoQueue": [], "EchoDeadLetters": []}

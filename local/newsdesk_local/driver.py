@@ -8,6 +8,7 @@ whole batch there. A collection round is the fan-out's invocation, then its queu
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Sequence
@@ -70,9 +71,14 @@ class Delivery:
     response: dict[str, Any] | None
     error: str | None = None
 
-    def failed_messages(self) -> list[dict[str, Any]]:
+    def kept(self, partial_failures: bool) -> list[dict[str, Any]]:
+        """The messages that stay on the queue: all of a crashed invocation's; of one that
+        returned, those it reported failed if the mapping reads the report
+        (ReportBatchItemFailures), else none."""
         if self.response is None:
             return self.messages
+        if not partial_failures:
+            return []
         failed = {f["itemIdentifier"] for f in self.response.get("batchItemFailures", [])}
         return [m for m in self.messages if m["MessageId"] in failed]
 
@@ -97,9 +103,7 @@ def drain(services: LocalServices, source: EventSource, pool: LambdaPool) -> lis
         done, _ = wait(running, return_when=FIRST_COMPLETED)
         for future in done:
             delivery = _delivered(running.pop(future), future)
-            kept = {m["MessageId"] for m in delivery.failed_messages()}
-            if delivery.response is not None and not source.partial_failures and kept:
-                kept = {m["MessageId"] for m in delivery.messages}
+            kept = {m["MessageId"] for m in delivery.kept(source.partial_failures)}
             for message in delivery.messages:
                 if message["MessageId"] not in kept:
                     sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
@@ -148,48 +152,43 @@ def run_collect_round(
     ``workers``, already started). Reports come in ``outlet_order`` (the sources file's),
     any outlet not in it after those."""
     started = time.monotonic()
-    with LambdaPool(*_pool_args(services, FANOUT)) as fanout_pool:
+    with pool_of(services, FANOUT) as fanout_pool:
         event = scheduled_event(datetime.now(UTC)) | {"ignore_schedule": ignore_schedule}
         fanout = fanout_pool.invoke(event).result()
-    worker = services.infrastructure.functions[WORKER]
-    if workers is None:
-        with LambdaPool(*_pool_args(services, WORKER), concurrency) as pool:
-            deliveries = [d for s in worker.event_sources for d in drain(services, s, pool)]
-    else:
-        deliveries = [d for s in worker.event_sources for d in drain(services, s, workers)]
+    with contextlib.ExitStack() as stack:
+        pool = workers or stack.enter_context(pool_of(services, WORKER, concurrency))
+        sources = services.infrastructure.functions[WORKER].event_sources
+        deliveries = [(s, d) for s in sources for d in drain(services, s, pool)]
     reports, failed = _outcomes(deliveries, services)
     rank = {name: i for i, name in enumerate(outlet_order)}
     reports.sort(key=lambda r: (rank.get(r.source, len(rank)), r.source))
     return RoundResult(fanout, reports, failed, time.monotonic() - started)
 
 
-def worker_pool(services: LocalServices, concurrency: int) -> LambdaPool:
-    return LambdaPool(*_pool_args(services, WORKER), concurrency)
+def pool_of(services: LocalServices, function: str, concurrency: int = 1) -> LambdaPool:
+    """Containers of ``function`` (a logical id) with the environment it gets locally."""
+    spec = services.infrastructure.functions[function]
+    return LambdaPool(spec, services.function_env(function), str(services.log_path), concurrency)
 
 
 def invoke_function(
     services: LocalServices, function: str, event: dict[str, Any]
 ) -> dict[str, Any]:
     """One invocation of ``function`` (a logical id) in a fresh container."""
-    with LambdaPool(*_pool_args(services, function)) as pool:
+    with pool_of(services, function) as pool:
         return pool.invoke(event).result()
 
 
-def _pool_args(services: LocalServices, function: str) -> tuple[Any, dict[str, str], str]:
-    spec = services.infrastructure.functions[function]
-    return spec, services.function_env(function), str(services.log_path)
-
-
 def _outcomes(
-    deliveries: list[Delivery], services: LocalServices
+    deliveries: list[tuple[EventSource, Delivery]], services: LocalServices
 ) -> tuple[list[OutletReport], list[FailedMessage]]:
     reports: list[OutletReport] = []
     failed: list[FailedMessage] = []
-    for delivery in deliveries:
+    for event_source, delivery in deliveries:
         if delivery.response is not None:
             reports += [OutletReport.from_dict(o) for o in delivery.response["outlets"]]
-        for message in delivery.failed_messages():
-            source = OutletMessage.from_json(message["Body"]).outlet.name
+        for message in delivery.kept(event_source.partial_failures):
+            outlet = OutletMessage.from_json(message["Body"]).outlet.name
             error = delivery.error or f"record failed, see {services.log_path}"
-            failed.append(FailedMessage(source, error))
+            failed.append(FailedMessage(outlet, error))
     return reports, failed

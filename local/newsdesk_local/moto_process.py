@@ -1,6 +1,7 @@
-"""moto's server as a process of its own (``newsdesk_local.services`` starts it): it serves on a
-free loopback port, prints the port, and stops when its standard input closes. It imports
-moto and nothing of newsdesk, to start as fast as moto allows."""
+"""moto's server as a process of its own (``newsdesk_local.services`` starts it): it serves on
+the listening socket it is handed (its file descriptor is the one argument), prints "ready",
+and stops when its standard input closes. It imports moto and nothing of newsdesk, to start
+as fast as moto allows."""
 
 import os
 import sys
@@ -16,7 +17,7 @@ from werkzeug.serving import make_server
 
 
 def serve() -> None:
-    """The moto process: serve on a free loopback port, print it, stop when stdin closes."""
+    """Serve on the socket of file descriptor ``sys.argv[1]`` until stdin closes."""
 
     class Handler(MotoRequestHandler):  # type: ignore[misc]
         # Each answer is written in two parts; with Nagle's algorithm the second waits for
@@ -27,9 +28,10 @@ def serve() -> None:
             pass
 
     app = DomainDispatcherApplication(create_backend_app)
-    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=Handler)
+    fd = int(sys.argv[1])
+    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=Handler, fd=fd)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    print(server.server_address[1], flush=True)
+    print("ready", flush=True)
     sys.stdin.read()
     os._exit(0)  # the runtime has saved what it keeps; nothing here needs a graceful end
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import socket
 import subprocess
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -53,6 +55,8 @@ class LocalServices:
         self._environ = dict(environ)
         self._stack = contextlib.ExitStack()
         self._postgres_server: Any = None  # pgserver's, when embedded
+        self._moto: MotoProcess | None = None  # when embedded
+        self._clients: dict[str, Any] = {}
         self.env: dict[str, str] = {}
 
     @property
@@ -70,18 +74,22 @@ class LocalServices:
     def __enter__(self) -> LocalServices:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         try:
-            with ThreadPoolExecutor(1) as background:
+            with ThreadPoolExecutor(1) as background:  # PostgreSQL starts meanwhile
                 database_url = background.submit(self._postgres)
                 aws = self._start_moto() if self.embedded_aws else self._given_aws()
                 self.env = {
                     **self._environ,
                     **aws,
-                    "DATABASE_URL": database_url.result(),
                     "POWERTOOLS_SERVICE_NAME": self._environ.get(
                         "POWERTOOLS_SERVICE_NAME", "newsdesk"
                     ),
                 }
-            self._create_resources()
+                for service in ("sqs", "s3", "dynamodb"):  # built while moto starts
+                    self.client(service)
+                if self._moto is not None:
+                    self._moto.wait_ready()
+                self._create_resources()
+                self.env["DATABASE_URL"] = database_url.result()
             self._stack.callback(self._shut_down)
         except BaseException:
             self._stack.close()
@@ -105,13 +113,16 @@ class LocalServices:
         self._stack.close()
 
     def client(self, service: str) -> Any:
-        return boto3.client(
-            service,  # type: ignore[call-overload]
-            endpoint_url=self.endpoint,
-            region_name=self.env["AWS_DEFAULT_REGION"],
-            aws_access_key_id=self.env["AWS_ACCESS_KEY_ID"],
-            aws_secret_access_key=self.env["AWS_SECRET_ACCESS_KEY"],
-        )
+        """The services' client of ``service`` (one each; boto3 clients are thread-safe)."""
+        if service not in self._clients:
+            self._clients[service] = boto3.client(
+                service,  # type: ignore[call-overload]
+                endpoint_url=self.endpoint,
+                region_name=self.env["AWS_DEFAULT_REGION"],
+                aws_access_key_id=self.env["AWS_ACCESS_KEY_ID"],
+                aws_secret_access_key=self.env["AWS_SECRET_ACCESS_KEY"],
+            )
+        return self._clients[service]
 
     def database(self) -> Database:
         url = self.env["DATABASE_URL"]
@@ -155,33 +166,48 @@ class LocalServices:
         }
 
     def _start_moto(self) -> dict[str, str]:
-        host, port = self._stack.enter_context(moto_server())
-        return {"AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_DEFAULT_REGION": REGION} | (
+        self._moto = self._stack.enter_context(moto_server())
+        return {"AWS_ENDPOINT_URL": self._moto.url, "AWS_DEFAULT_REGION": REGION} | (
             FAKE_CREDENTIALS
         )
 
     def _create_resources(self) -> None:
-        infra = self.infrastructure
+        """Every queue, bucket and table, one service per thread (each service's first call
+        is slow in moto); then, into new tables, what the last run saved."""
+        with ThreadPoolExecutor(3) as pool:
+            queues = pool.submit(self._create_queues)
+            buckets = pool.submit(self._create_buckets)
+            tables_created = self._create_tables()
+            queues.result()
+            buckets.result()
+        if tables_created and self.embedded_aws:
+            self._restore_state()
+
+    def _create_queues(self) -> None:
         sqs = self.client("sqs")
         # dead-letter queues first: a redrive policy must name an existing queue
-        for queue in sorted(infra.queues, key=lambda q: q.max_receive_count is not None):
+        for queue in sorted(
+            self.infrastructure.queues, key=lambda q: q.max_receive_count is not None
+        ):
             sqs.create_queue(QueueName=queue.name, Attributes=queue.attributes)
+
+    def _create_buckets(self) -> None:
         s3 = self.client("s3")
         existing = {b["Name"] for b in s3.list_buckets().get("Buckets", [])}
-        for bucket in infra.buckets:
+        for bucket in self.infrastructure.buckets:
             if bucket.name not in existing:
                 s3.create_bucket(
                     Bucket=bucket.name, CreateBucketConfiguration={"LocationConstraint": REGION}
                 )
+
+    def _create_tables(self) -> bool:
+        """Whether any table was created (and so is empty)."""
         dynamodb = self.client("dynamodb")
-        tables = set(dynamodb.list_tables()["TableNames"])
-        created = False
-        for table in infra.tables:
-            if table.name not in tables:
-                dynamodb.create_table(TableName=table.name, **table.definition)
-                created = True
-        if created and self.embedded_aws:
-            self._restore_state()
+        existing = set(dynamodb.list_tables()["TableNames"])
+        missing = [t for t in self.infrastructure.tables if t.name not in existing]
+        for table in missing:
+            dynamodb.create_table(TableName=table.name, **table.definition)
+        return bool(missing)
 
     # --- keeping state between runs -----------------------------------------------------------
 
@@ -278,30 +304,42 @@ def _each(action: Callable[[Any], None], items: Sequence[Any]) -> None:
             pass
 
 
-@contextlib.contextmanager
-def moto_server() -> Iterator[tuple[str, int]]:
+@dataclass
+class MotoProcess:
     """moto's server in a process of its own: every container's AWS calls meet there, and in
     the runtime's own process they would queue behind its threads for the one interpreter
-    lock. It lives until its standard input closes, so it ends with the runtime however that
-    ends."""
+    lock. Its address is known at once (the listening socket is made here and handed over),
+    so clients can be built while it starts; it serves once ``wait_ready`` returns, and lives
+    until its standard input closes, so it ends with the runtime however that ends."""
+
+    url: str
+    process: subprocess.Popen[str]
+
+    def wait_ready(self) -> None:
+        assert self.process.stdout is not None
+        if self.process.stdout.readline().strip() != "ready":
+            raise InfrastructureError(f"moto's server did not start (exit {self.process.wait()})")
+
+
+@contextlib.contextmanager
+def moto_server() -> Iterator[MotoProcess]:
     if importlib.util.find_spec("moto") is None:
         raise ConfigError(
             "AWS_ENDPOINT_URL is not set and moto is not installed: "
             "pip install 'newsdesk[local]', or point AWS_ENDPOINT_URL at an AWS emulator"
         )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "newsdesk_local.moto_process"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    with socket.create_server(("127.0.0.1", 0), backlog=128) as listener:
+        process = subprocess.Popen(  # noqa: S603  (this interpreter, a module of ours)
+            [sys.executable, "-m", "newsdesk_local.moto_process", str(listener.fileno())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            pass_fds=(listener.fileno(),),
+        )
+        port = listener.getsockname()[1]
     assert process.stdin is not None
-    assert process.stdout is not None
     try:
-        port = process.stdout.readline().strip()
-        if not port.isdigit():
-            raise InfrastructureError(f"moto's server did not start (exit {process.wait()})")
-        yield "127.0.0.1", int(port)
+        yield MotoProcess(f"http://127.0.0.1:{port}", process)
     finally:
         process.stdin.close()
         try:
