@@ -21,7 +21,7 @@ from newsdesk.core.times import format_time
 from newsdesk.storage.database import Database, database_from
 from newsdesk.storage.migrate import migrate
 from newsdesk_local.feedserver import FeedServer, Route
-from newsdesk_local.infrastructure import REGION
+from newsdesk_local.infrastructure import REGION, Infrastructure
 from newsdesk_local.pool import LocalContext
 from newsdesk_local.services import LocalServices, moto_server
 
@@ -34,6 +34,14 @@ fanout = importlib.import_module("newsdesk_functions.collect.fanout")
 worker = importlib.import_module("newsdesk_functions.collect.worker")
 migrate_app = importlib.import_module("newsdesk_functions.migrate.app")
 
+INFRASTRUCTURE = Infrastructure.packaged()
+FUNCTIONS = {
+    "fanout": "FanOutFunction",
+    "worker": "WorkerFunction",
+    "cluster": "ClusterFunction",
+    "migrate": "MigrateFunction",
+}
+
 # Every test runs with these; none of them names an address but 127.0.0.1.
 BASE_ENV = {
     "AWS_DEFAULT_REGION": REGION,
@@ -41,7 +49,6 @@ BASE_ENV = {
     "AWS_SECRET_ACCESS_KEY": "testing",
     "POWERTOOLS_SERVICE_NAME": "newsdesk-test",
     "POWERTOOLS_METRICS_NAMESPACE": "newsdesk-test",
-    "STATE_TABLE_NAME": "newsdesk-state",
     "FETCH_ALLOW_PRIVATE_NETWORKS": "true",
     "FETCH_INTERVAL_SECONDS": "0",
     "FETCH_TIMEOUT_SECONDS": "2",
@@ -157,7 +164,7 @@ def aws_env(
     with LocalServices(settings, dict(os.environ)) as services:
         for function in ("FanOutFunction", "WorkerFunction"):
             for key in ("OUTLET_QUEUE_URL", "STATE_TABLE_NAME", "RAW_BUCKET"):
-                value = services.infrastructure.environment(function, moto_endpoint).get(key)
+                value = services.function_env(function).get(key)
                 if value:
                     monkeypatch.setenv(key, value)
         yield services
@@ -188,7 +195,8 @@ def container(
     builds them, from the test's environment plus ``env`` (and ``dynamodb``, a client of the
     test's, for the worker); each call is one invocation."""
     settings = Settings.from_env({**os.environ, **env})
-    context = LocalContext(f"newsdesk-{name}")
+    # the template's function, for the context's timeout and memory (the worker's 180 s)
+    context = LocalContext.of(INFRASTRUCTURE.functions[FUNCTIONS[name]])
     if name == "fanout":
         deps: Any = fanout.FanOut.from_settings(settings)
         handle: Callable[..., dict[str, Any]] = fanout.handle

@@ -1,13 +1,19 @@
 """A function for the event-source driver's tests (run in the Lambda pool's processes): it
-reports failed every record whose body is "fail", and raises on a body "crash"."""
+reports failed every record whose body is "fail", raises on a body "crash", returns nothing
+for "none" and ends its container for "die"."""
 
+import os
 from typing import Any
 
 
-def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any] | None:
     bodies = [record["body"] for record in event["Records"]]
     if "crash" in bodies:
         raise RuntimeError("crashed")
+    if "none" in bodies:
+        return None
+    if "die" in bodies:
+        os._exit(1)
     return {
         "bodies": bodies,
         "batchItemFailures": [

@@ -32,8 +32,10 @@ def shipped_paths() -> dict[str, Path]:
         if dockerfile:
             context = (TEMPLATE.parent / resource["Metadata"]["DockerContext"]).resolve()
             text = (context / dockerfile).read_text(encoding="utf-8")
-            for source in re.findall(r"^COPY\s+(\S+)\s+\S+\s*$", text, re.MULTILINE):
-                paths[f"{name} COPY {source}"] = (context / source).resolve()
+            for line in re.findall(r"^COPY\s+(.+)$", text, re.MULTILINE):
+                *sources, _destination = line.split()
+                for source in (s for s in sources if not s.startswith("--")):
+                    paths[f"{name} COPY {source}"] = (context / source).resolve()
     return paths
 
 

@@ -7,6 +7,7 @@ import os
 
 from infra.local_resources import extract
 from infra.transform import load
+from newsdesk.core.settings import Settings
 from newsdesk_local.driver import WORKER, drain, pool_of
 from newsdesk_local.infrastructure import Infrastructure
 from newsdesk_local.pool import LocalContext
@@ -100,12 +101,12 @@ def drained(aws_env, partial_failures, bodies):
             ).get("Messages", [])
             left[queue] = sorted(m["Body"] for m in messages)
     invoked = sorted(sorted(m["Body"] for m in d.messages) for d in deliveries)
-    return invoked, left
+    return invoked, left, deliveries
 
 
 def test_reported_failures_stay_queued_until_redriven_to_the_dead_letter_queue(aws_env):
     # GIVEN five messages, one that the function reports failed every time
-    invoked, left = drained(aws_env, True, ["a", "b", "fail", "c", "d"])
+    invoked, left, _ = drained(aws_env, True, ["a", "b", "fail", "c", "d"])
     # THEN batches of at most two; the failed record came back and went to the
     # dead-letter queue after its second receive; the others were deleted once
     assert all(len(batch) <= 2 for batch in invoked)
@@ -114,7 +115,7 @@ def test_reported_failures_stay_queued_until_redriven_to_the_dead_letter_queue(a
 
 
 def test_without_partial_failures_a_crashed_batch_stays_whole(aws_env):
-    invoked, left = drained(aws_env, False, ["crash", "x"])
+    invoked, left, _ = drained(aws_env, False, ["crash", "x"])
     # the batch of two crashed twice and was redriven whole
     assert invoked == [["crash", "x"], ["crash", "x"]]
     assert left == {"EchoQueue": [], "EchoDeadLetters": ["crash", "x"]}
@@ -122,6 +123,48 @@ def test_without_partial_failures_a_crashed_batch_stays_whole(aws_env):
 
 def test_without_partial_failures_a_returned_batch_is_deleted_whatever_it_reports(aws_env):
     # the mapping does not read batchItemFailures unless ReportBatchItemFailures is on
-    invoked, left = drained(aws_env, False, ["fail", "y"])
+    invoked, left, _ = drained(aws_env, False, ["fail", "y"])
     assert invoked == [["fail", "y"]]
     assert left == {"EchoQueue": [], "EchoDeadLetters": []}
+
+
+def test_a_handler_that_returns_nothing_has_its_batch_deleted(aws_env):
+    invoked, left, _ = drained(aws_env, True, ["none"])
+    assert invoked == [["none"]]
+    assert left == {"EchoQueue": [], "EchoDeadLetters": []}
+
+
+def test_a_container_that_dies_fails_its_batch_and_ends_the_drain(aws_env):
+    # GIVEN a batch whose invocation kills its container (the pool breaks)
+    _, _, deliveries = drained(aws_env, True, ["die", "a"])
+    # THEN the drain returns, every delivery failed with the broken pool named, none deleted
+    assert deliveries
+    assert all(d.error and "Broken" in d.error for d in deliveries)
+
+
+def test_an_earlier_releases_data_folder_is_taken_over(postgres_url, tmp_path):
+    # GIVEN a data folder as the release before the stage packages left it: the state table's
+    # items as {"items": [...]}, a raw body under raw-bodies/
+    release = json.loads((ROOT / "tests/compatibility/release-0.1.0.json").read_text("utf-8"))
+    (tmp_path / "aws-state.json").write_text(json.dumps({"items": release["state_items"]}))
+    key = "yna/abc/2026-12-01/body.xml.gz"
+    body = tmp_path / "raw-bodies" / key
+    body.parent.mkdir(parents=True)
+    body.write_bytes(b"gzip bytes")
+    meta = {"key": key, "metadata": {"source": "yna"}}
+    body.with_name(body.name + ".meta.json").write_text(json.dumps(meta))
+    environ = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
+    # WHEN the local runtime starts on it (its own moto) and stops
+    with LocalServices(Settings(data_dir=tmp_path, database_url=postgres_url), environ) as s:
+        items = s.client("dynamodb").scan(TableName="newsdesk-state")["Items"]
+        bucket = s.function_env(WORKER)["RAW_BUCKET"]
+        stored = s.client("s3").get_object(Bucket=bucket, Key=key)
+    # THEN the items and the body are there, and the folder moved to where this release keeps it
+    assert sorted(i["sk"]["S"] for i in items) == sorted(
+        i["sk"]["S"] for i in release["state_items"]
+    )
+    assert (stored["Body"].read(), stored["Metadata"]) == (b"gzip bytes", {"source": "yna"})
+    assert not (tmp_path / "raw-bodies").exists()
+    assert (tmp_path / "buckets/RawBucket" / key).read_bytes() == b"gzip bytes"
+    saved = json.loads((tmp_path / "aws-state.json").read_text())
+    assert len(saved["tables"]["StateTable"]) == len(release["state_items"])

@@ -12,7 +12,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Future, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -65,19 +65,19 @@ def sqs_event(messages: Sequence[dict[str, Any]], queue_arn: str) -> dict[str, A
 
 @dataclass(frozen=True)
 class Delivery:
-    """One invocation of a batch: the function's response, or why the invocation failed."""
+    """One invocation of a batch: what the function returned, or why the invocation failed."""
 
     messages: list[dict[str, Any]]
-    response: dict[str, Any] | None
-    error: str | None = None
+    response: Any = None
+    error: str | None = None  # the invocation crashed (or could not be made)
 
     def kept(self, partial_failures: bool) -> list[dict[str, Any]]:
-        """The messages that stay on the queue: all of a crashed invocation's; of one that
+        """The messages that stay on the queue: all of a failed invocation's; of one that
         returned, those it reported failed if the mapping reads the report
         (ReportBatchItemFailures), else none."""
-        if self.response is None:
+        if self.error is not None:
             return self.messages
-        if not partial_failures:
+        if not partial_failures or not isinstance(self.response, dict):
             return []
         failed = {f["itemIdentifier"] for f in self.response.get("batchItemFailures", [])}
         return [m for m in self.messages if m["MessageId"] in failed]
@@ -85,19 +85,24 @@ class Delivery:
 
 def drain(services: LocalServices, source: EventSource, pool: LambdaPool) -> list[Delivery]:
     """Feed ``source``'s queue to ``pool``'s function, as many batches at once as the pool has
-    containers (the mapping's MaximumConcurrency, or what the caller asked for), until the
-    queue is empty and every invocation has returned (so that messages a consumer sends on
-    are consumed too)."""
+    containers, until the queue is empty and every invocation has returned (so that messages
+    a consumer sends on are consumed too). Should the pool break (a container killed), the
+    batches in flight and the one at hand count as failed, and no more are received."""
     sqs = services.client("sqs")
-    queue = services.infrastructure.queue(source.queue)
-    url = services.queue_url(source.queue)
-    running: dict[Future[dict[str, Any]], list[dict[str, Any]]] = {}
+    queue = services.queues[source.queue]
+    running: dict[Future[Any], list[dict[str, Any]]] = {}
     deliveries: list[Delivery] = []
+    broken = False
     while True:
-        batch = _receive(sqs, url, source.batch_size) if len(running) < pool.concurrency else []
-        if batch:
-            running[pool.invoke(sqs_event(batch, queue.arn))] = batch
-            continue
+        if not broken and len(running) < pool.concurrency:
+            batch = _receive(sqs, queue.url, source.batch_size)
+            if batch:
+                try:
+                    running[pool.invoke(sqs_event(batch, queue.arn))] = batch
+                except BrokenExecutor as e:
+                    broken = True
+                    deliveries.append(Delivery(batch, error=f"{type(e).__name__}: {e}"))
+                continue
         if not running:
             return deliveries
         done, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -106,7 +111,7 @@ def drain(services: LocalServices, source: EventSource, pool: LambdaPool) -> lis
             kept = {m["MessageId"] for m in delivery.kept(source.partial_failures)}
             for message in delivery.messages:
                 if message["MessageId"] not in kept:
-                    sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+                    sqs.delete_message(QueueUrl=queue.url, ReceiptHandle=message["ReceiptHandle"])
             deliveries.append(delivery)
 
 
@@ -120,11 +125,11 @@ def _receive(sqs: Any, url: str, batch_size: int) -> list[dict[str, Any]]:
     return messages
 
 
-def _delivered(messages: list[dict[str, Any]], future: Future[dict[str, Any]]) -> Delivery:
+def _delivered(messages: list[dict[str, Any]], future: Future[Any]) -> Delivery:
     try:
         return Delivery(messages, future.result())
     except Exception as e:  # the invocation itself crashed: its batch stays queued
-        return Delivery(messages, None, f"{type(e).__name__}: {e}")
+        return Delivery(messages, error=f"{type(e).__name__}: {e}")
 
 
 @dataclass
@@ -185,8 +190,8 @@ def _outcomes(
     reports: list[OutletReport] = []
     failed: list[FailedMessage] = []
     for event_source, delivery in deliveries:
-        if delivery.response is not None:
-            reports += [OutletReport.from_dict(o) for o in delivery.response["outlets"]]
+        if isinstance(delivery.response, dict):
+            reports += [OutletReport.from_dict(o) for o in delivery.response.get("outlets", [])]
         for message in delivery.kept(event_source.partial_failures):
             outlet = OutletMessage.from_json(message["Body"]).outlet.name
             error = delivery.error or f"record failed, see {services.log_path}"

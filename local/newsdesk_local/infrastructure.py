@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -43,12 +44,22 @@ TABLE_PROPERTIES = (
 class Queue:
     logical_id: str
     name: str
-    attributes: dict[str, str]  # as CreateQueue takes them, RedrivePolicy resolved
-    max_receive_count: int | None  # with a dead-letter queue
+    attributes: dict[str, str]  # as CreateQueue takes them, but the redrive policy
+    dead_letter_queue: str | None = None  # logical id
+    max_receive_count: int | None = None
 
-    @property
-    def arn(self) -> str:
-        return f"arn:aws:sqs:{REGION}:{ACCOUNT}:{self.name}"
+    def redrive_policy(self, dead_letter_arn: str) -> str:
+        return json.dumps(
+            {"deadLetterTargetArn": dead_letter_arn, "maxReceiveCount": self.max_receive_count}
+        )
+
+
+@dataclass(frozen=True)
+class QueueAddress:
+    """A queue as the emulator made it (its account and region are the emulator's)."""
+
+    url: str
+    arn: str
 
 
 @dataclass(frozen=True)
@@ -71,7 +82,6 @@ class EventSource:
     queue: str  # logical id
     batch_size: int
     partial_failures: bool  # ReportBatchItemFailures
-    maximum_concurrency: int | None
 
 
 @dataclass(frozen=True)
@@ -116,76 +126,85 @@ class Infrastructure:
         text = resources.files("newsdesk_local").joinpath("resources.json").read_text("utf-8")
         return cls(json.loads(text))
 
-    def queue(self, logical_id: str) -> Queue:
-        return next(q for q in self.queues if q.logical_id == logical_id)
+    def table(self, logical_id: str) -> Table:
+        return next(t for t in self.tables if t.logical_id == logical_id)
 
-    def queue_url(self, endpoint: str, logical_id: str) -> str:
-        return f"{endpoint}/{ACCOUNT}/{self.queue(logical_id).name}"
+    def bucket(self, logical_id: str) -> Bucket:
+        return next(b for b in self.buckets if b.logical_id == logical_id)
 
-    def environment(self, function: str, endpoint: str) -> dict[str, str]:
-        """The function's variables with its references resolved (``endpoint``: the emulated
-        AWS, for queue URLs); unresolvable ones left out."""
-        resolved = {
-            key: self.resolve(value, endpoint)
-            for key, value in self.functions[function].variables.items()
-        }
-        return {key: value for key, value in resolved.items() if value is not None}
+    def environment(
+        self, function: str, queues: Mapping[str, QueueAddress]
+    ) -> tuple[dict[str, str], dict[str, str]]:
+        """The function's variables, resolved: (settings, the names and addresses of the
+        emulated resources it uses). Unresolvable ones are left out."""
+        values: dict[str, str] = {}
+        references: dict[str, str] = {}
+        for key, value in self.functions[function].variables.items():
+            resolved = self.resolve(value, queues)
+            if resolved is not None:
+                (references if self._names_a_resource(value) else values)[key] = resolved
+        return values, references
 
-    def resolve(self, value: Any, endpoint: str = "") -> str | None:
-        """A property value with Ref, Fn::GetAtt and Fn::Sub resolved; None if it refers to
-        something the local runtime does not emulate."""
+    def _names_a_resource(self, value: Any) -> bool:
+        if isinstance(value, dict):
+            ((kind, argument),) = value.items()
+            if kind == "Fn::Sub" and isinstance(argument, str):
+                names = [n.split(".")[0] for n in re.findall(r"\$\{([^}]+)\}", argument)]
+            else:
+                names = [argument[0] if isinstance(argument, list) else str(argument).split(".")[0]]
+            return any(name in self._resources for name in names)
+        return False
+
+    def resolve(self, value: Any, queues: Mapping[str, QueueAddress] | None = None) -> str | None:
+        """A property value with Ref, Fn::GetAtt and Fn::Sub resolved (a queue's URL and ARN
+        from ``queues``); None if it refers to something the local runtime does not emulate."""
         if isinstance(value, str | int | float | bool):
             return str(value).lower() if isinstance(value, bool) else str(value)
         if not isinstance(value, dict) or len(value) != 1:
             return None
         ((kind, argument),) = value.items()
         if kind == "Ref":
-            return self._ref(argument, endpoint)
+            return self._ref(argument, queues or {})
         if kind == "Fn::GetAtt":
             target, attribute = argument if isinstance(argument, list) else argument.split(".", 1)
-            return self._get_att(target, attribute)
+            return self._get_att(target, attribute, queues or {})
         if kind == "Fn::Sub" and isinstance(argument, str):
-            return self._sub(argument, endpoint)
+            return self._sub(argument, queues or {})
         return None
 
-    def _ref(self, name: str, endpoint: str) -> str | None:
-        if name == "AWS::StackName":
-            return STACK_NAME
-        if name == "AWS::Region":
-            return REGION
-        if name == "AWS::AccountId":
-            return ACCOUNT
+    def _ref(self, name: str, queues: Mapping[str, QueueAddress]) -> str | None:
+        pseudo = {"AWS::StackName": STACK_NAME, "AWS::Region": REGION, "AWS::AccountId": ACCOUNT}
+        if name in pseudo:
+            return pseudo[name]
         if name in self._parameters:
             default = self._parameters[name]
             return None if default is None else str(default)
         kind = self._resources.get(name, {}).get("Type")
         if kind == "AWS::SQS::Queue":
-            return self.queue_url(endpoint, name)
+            return queues[name].url if name in queues else None
         if kind in ("AWS::DynamoDB::Table", "AWS::S3::Bucket"):
             return self._name(name)
         return None
 
-    def _get_att(self, target: str, attribute: str) -> str | None:
+    def _get_att(
+        self, target: str, attribute: str, queues: Mapping[str, QueueAddress]
+    ) -> str | None:
         kind = self._resources.get(target, {}).get("Type")
-        if kind == "AWS::SQS::Queue":
-            queue_name = self._name(target)
-            return {
-                "Arn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{queue_name}",
-                "QueueName": queue_name,
-            }.get(attribute)
-        if kind == "AWS::DynamoDB::Table" and attribute == "Arn":
-            return f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{self._name(target)}"
-        if kind == "AWS::S3::Bucket" and attribute == "Arn":
-            return f"arn:aws:s3:::{self._name(target)}"
+        if kind == "AWS::SQS::Queue" and attribute == "QueueName":
+            return self._name(target)
+        if kind == "AWS::SQS::Queue" and attribute == "Arn":
+            return queues[target].arn if target in queues else None
         return None
 
-    def _sub(self, text: str, endpoint: str) -> str | None:
+    def _sub(self, text: str, queues: Mapping[str, QueueAddress]) -> str | None:
         parts: list[str] = []
         position = 0
         for match in re.finditer(r"\$\{([^}]+)\}", text):
             name = match.group(1)
             target, _, attribute = name.partition(".")
-            value = self._get_att(target, attribute) if attribute else self._ref(name, endpoint)
+            value = (
+                self._get_att(target, attribute, queues) if attribute else self._ref(name, queues)
+            )
             if value is None:
                 return None
             parts += [text[position : match.start()], value]
@@ -207,16 +226,12 @@ class Infrastructure:
             key: str(self.resolve(props[key])) for key in QUEUE_ATTRIBUTES if key in props
         }
         redrive = props.get("RedrivePolicy")
-        max_receive = None
-        if redrive:
-            max_receive = int(redrive["maxReceiveCount"])
-            attributes["RedrivePolicy"] = json.dumps(
-                {
-                    "deadLetterTargetArn": self.resolve(redrive["deadLetterTargetArn"]),
-                    "maxReceiveCount": max_receive,
-                }
-            )
-        return Queue(logical_id, self._name(logical_id), attributes, max_receive)
+        if not redrive:
+            return Queue(logical_id, self._name(logical_id), attributes)
+        target = _logical_id_of(redrive["deadLetterTargetArn"])
+        return Queue(
+            logical_id, self._name(logical_id), attributes, target, int(redrive["maxReceiveCount"])
+        )
 
     def _table(self, logical_id: str, props: dict[str, Any]) -> Table:
         definition = {key: props[key] for key in TABLE_PROPERTIES if key in props}
@@ -229,9 +244,6 @@ class Infrastructure:
                 batch_size=int(event.get("BatchSize", 10)),
                 partial_failures="ReportBatchItemFailures"
                 in event.get("FunctionResponseTypes", []),
-                maximum_concurrency=_optional_int(
-                    self.resolve(event.get("ScalingConfig", {}).get("MaximumConcurrency"))
-                ),
             )
             for event in spec["SqsEvents"]
         )
@@ -246,10 +258,6 @@ class Infrastructure:
 
 
 def _logical_id_of(reference: Any) -> str:
-    """The queue an event source names, as ``!GetAtt Queue.Arn``."""
+    """The queue a ``!GetAtt Queue.Arn`` names (an event source's, a redrive policy's)."""
     argument = reference["Fn::GetAtt"]
     return str(argument[0] if isinstance(argument, list) else argument.split(".", 1)[0])
-
-
-def _optional_int(value: str | None) -> int | None:
-    return None if value is None else int(value)

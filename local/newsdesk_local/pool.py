@@ -56,13 +56,15 @@ class LocalContext:
         return cls(function.name, function.memory_mb, timeout_seconds=function.timeout_seconds)
 
 
-def _start_container(env: dict[str, str], log_path: str) -> None:
+def _start_container(env: dict[str, str], log_path: str, module: str) -> None:
+    """A container's init phase: its environment, its output, its handler's module."""
     os.environ.clear()
     os.environ.update(env)
     log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(log, 1)
     os.dup2(log, 2)
     os.close(log)
+    importlib.import_module(module)
 
 
 def _invoke(function: Function, event: dict[str, Any]) -> dict[str, Any]:
@@ -71,8 +73,8 @@ def _invoke(function: Function, event: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _load(function: Function) -> None:
-    importlib.import_module(function.module)
+def _ready() -> None:
+    """Nothing: the container's start did the work."""
 
 
 class LambdaPool:
@@ -87,18 +89,18 @@ class LambdaPool:
             max_workers=concurrency,
             mp_context=_fork_server(),
             initializer=_start_container,
-            initargs=(env, log_path),
+            initargs=(env, log_path, function.module),
         )
 
     def invoke(self, event: dict[str, Any]) -> Future[dict[str, Any]]:
         return self._executor.submit(_invoke, self.function, event)
 
     def warm(self) -> None:
-        """Start every container with its handler imported, as provisioned concurrency
-        would: what follows then measures work, not cold starts."""
-        for future in [
-            self._executor.submit(_load, self.function) for _ in range(self.concurrency)
-        ]:
+        """Start containers, up to ``concurrency`` (the executor may reuse one that is free
+        already), as provisioned concurrency would: what follows then measures work more
+        than cold starts."""
+        futures = [self._executor.submit(_ready) for _ in range(self.concurrency)]
+        for future in futures:
             future.result()
 
     def __enter__(self) -> LambdaPool:

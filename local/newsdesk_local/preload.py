@@ -2,9 +2,10 @@
 libraries the handlers import, and boto3's default session with the service models and
 endpoint rules of the services the functions call already parsed (about 0.1 s of CPU a
 container, otherwise), all of it frozen out of the garbage collector's reach. The warm-up
-clients get fixed fake credentials, the region and a loopback endpoint, and make no call:
-nothing is resolved from the environment here, so each container still takes its
-credentials, region and endpoint from its own.
+clients get fixed fake credentials, the region and a loopback endpoint, and make no call: no
+credentials, region or endpoint are resolved here, so each container takes those from its
+own environment. What the session does read early (the profile's name and the shared config
+file) is the command's own, which every container's environment starts from.
 """
 
 import gc

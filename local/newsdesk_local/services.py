@@ -29,15 +29,17 @@ from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.settings import Settings
 from newsdesk.storage.database import Database
 from newsdesk.storage.migrate import migrate
-from newsdesk_local.infrastructure import REGION, Infrastructure
+from newsdesk_local.infrastructure import REGION, Infrastructure, QueueAddress
 
 LOG_FILE = "lambda.log"  # every container's output
 STATE_FILE = "aws-state.json"  # the tables' items between runs
 BUCKETS_FOLDER = "buckets"  # the buckets' objects between runs, one folder each
 # What earlier releases kept: the state table's items as {"items": [...]}, and raw bodies here.
 OLD_RAW_FOLDER, OLD_STATE_TABLE, OLD_RAW_BUCKET = "raw-bodies", "StateTable", "RawBucket"
-# moto accepts any key; fixed fake ones keep real credentials from being sent at all
+# moto accepts any key; fixed fake ones, and none of the caller's session, keep real
+# credentials from being sent at all
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+REAL_CREDENTIALS = ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE")
 
 
 class LocalServices:
@@ -57,6 +59,7 @@ class LocalServices:
         self._postgres_server: Any = None  # pgserver's, when embedded
         self._moto: MotoProcess | None = None  # when embedded
         self._clients: dict[str, Any] = {}
+        self.queues: dict[str, QueueAddress] = {}  # by logical id, once created
         self.env: dict[str, str] = {}
 
     @property
@@ -99,10 +102,10 @@ class LocalServices:
     def _shut_down(self) -> None:
         """PostgreSQL stops (it checkpoints) while the emulated AWS state is saved."""
         with ThreadPoolExecutor(1) as background:
-            if self._postgres_server is not None:
-                background.submit(self._postgres_server.cleanup)
+            stopped = background.submit(getattr(self._postgres_server, "cleanup", lambda: None))
             if self.embedded_aws:
                 self._save_state()
+            stopped.result()
 
     def __exit__(
         self,
@@ -129,12 +132,14 @@ class LocalServices:
         return Database(lambda: url)
 
     def function_env(self, function: str) -> dict[str, str]:
-        """The template's variables for ``function``, then the caller's environment, then the
-        services' addresses (as `sam local invoke --env-vars` overrides the template)."""
-        return {**self.infrastructure.environment(function, self.endpoint), **self.env}
+        """What ``function``'s containers get: the template's settings, overridden by the
+        caller's environment; then the names and addresses of the emulated resources it uses
+        and of the services, which nothing overrides."""
+        settings, resources = self.infrastructure.environment(function, self.queues)
+        return {**settings, **self.env, **resources}
 
     def queue_url(self, logical_id: str) -> str:
-        return self.infrastructure.queue_url(self.endpoint, logical_id)
+        return self.queues[logical_id].url
 
     # --- starting ---------------------------------------------------------------------------
 
@@ -167,6 +172,8 @@ class LocalServices:
 
     def _start_moto(self) -> dict[str, str]:
         self._moto = self._stack.enter_context(moto_server())
+        for name in REAL_CREDENTIALS:
+            self._environ.pop(name, None)
         return {"AWS_ENDPOINT_URL": self._moto.url, "AWS_DEFAULT_REGION": REGION} | (
             FAKE_CREDENTIALS
         )
@@ -181,15 +188,20 @@ class LocalServices:
             queues.result()
             buckets.result()
         if tables_created and self.embedded_aws:
+            self._move_old_raw_bodies()
             self._restore_state()
 
     def _create_queues(self) -> None:
+        """Dead-letter queues first: a redrive policy names an existing queue's ARN."""
         sqs = self.client("sqs")
-        # dead-letter queues first: a redrive policy must name an existing queue
-        for queue in sorted(
-            self.infrastructure.queues, key=lambda q: q.max_receive_count is not None
-        ):
-            sqs.create_queue(QueueName=queue.name, Attributes=queue.attributes)
+        for queue in sorted(self.infrastructure.queues, key=lambda q: q.dead_letter_queue or ""):
+            attributes = dict(queue.attributes)
+            if queue.dead_letter_queue is not None:
+                arn = self.queues[queue.dead_letter_queue].arn
+                attributes["RedrivePolicy"] = queue.redrive_policy(arn)
+            url = sqs.create_queue(QueueName=queue.name, Attributes=attributes)["QueueUrl"]
+            arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
+            self.queues[queue.logical_id] = QueueAddress(url, arn["Attributes"]["QueueArn"])
 
     def _create_buckets(self) -> None:
         s3 = self.client("s3")
@@ -197,7 +209,10 @@ class LocalServices:
         for bucket in self.infrastructure.buckets:
             if bucket.name not in existing:
                 s3.create_bucket(
-                    Bucket=bucket.name, CreateBucketConfiguration={"LocationConstraint": REGION}
+                    Bucket=bucket.name,
+                    CreateBucketConfiguration={
+                        "LocationConstraint": self.env["AWS_DEFAULT_REGION"]
+                    },
                 )
 
     def _create_tables(self) -> bool:
@@ -214,12 +229,12 @@ class LocalServices:
     def _restore_state(self) -> None:
         dynamodb = self.client("dynamodb")
         for logical_id, items in self._saved_items().items():
-            name = self._table_name(logical_id)
+            name = self.infrastructure.table(logical_id).name
             for item in items:
                 dynamodb.put_item(TableName=name, Item=item)
         s3 = self.client("s3")
-        for logical_id, folder in self._saved_bucket_folders():
-            bucket = self._bucket_name(logical_id)
+        for kept in self.infrastructure.buckets:
+            folder, bucket = self.data_dir / BUCKETS_FOLDER / kept.logical_id, kept.name
 
             def put(meta_path: Path, bucket: str = bucket) -> None:
                 saved = json.loads(meta_path.read_text(encoding="utf-8"))
@@ -244,20 +259,12 @@ class LocalServices:
         tables: dict[str, list[dict[str, Any]]] = saved["tables"]
         return tables
 
-    def _saved_bucket_folders(self) -> Iterator[tuple[str, Path]]:
-        old = self.data_dir / OLD_RAW_FOLDER
-        if old.is_dir():
-            yield OLD_RAW_BUCKET, old
-        for bucket in self.infrastructure.buckets:
-            folder = self.data_dir / BUCKETS_FOLDER / bucket.logical_id
-            if folder.is_dir():
-                yield bucket.logical_id, folder
-
-    def _table_name(self, logical_id: str) -> str:
-        return next(t.name for t in self.infrastructure.tables if t.logical_id == logical_id)
-
-    def _bucket_name(self, logical_id: str) -> str:
-        return next(b.name for b in self.infrastructure.buckets if b.logical_id == logical_id)
+    def _move_old_raw_bodies(self) -> None:
+        """An earlier release kept the raw bodies in raw-bodies/: they move, once."""
+        old, new = self.data_dir / OLD_RAW_FOLDER, self.data_dir / BUCKETS_FOLDER / OLD_RAW_BUCKET
+        if old.is_dir() and not new.exists():
+            new.parent.mkdir(parents=True, exist_ok=True)
+            old.rename(new)
 
     def _save_state(self) -> None:
         dynamodb = self.client("dynamodb")
