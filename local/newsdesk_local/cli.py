@@ -32,6 +32,9 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     except (ConfigError, InfrastructureError) as e:
         print(f"newsdesk: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # the local state was saved on the way out
+        print("newsdesk: interrupted", file=sys.stderr)
+        return 130
     return code
 
 

@@ -342,6 +342,9 @@ def moto_server() -> Iterator[MotoProcess]:
             stdout=subprocess.PIPE,
             text=True,
             pass_fds=(listener.fileno(),),
+            # out of the terminal's process group: Ctrl-C stops the command, which saves the
+            # state through moto before closing its input
+            start_new_session=True,
         )
         port = listener.getsockname()[1]
     assert process.stdin is not None
