@@ -29,6 +29,7 @@ from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Feed, Outlet
 from newsdesk.storage.articles import ArticleStore
 from newsdesk.storage.database import Database
+from newsdesk.urls import canonical_url
 from newsdesk_local.feedserver import Route
 from tests.conftest import feed_bytes, rows
 
@@ -398,3 +399,16 @@ def test_an_unreachable_database_raises_instead_of_counting_a_failed_feed(collec
     down = Database(lambda: "postgresql://newsdesk@127.0.0.1:9/none")
     with pytest.raises(StoreError):
         collector(database=down).collect(message("A", (url, "정치")))
+
+
+def test_relative_links_are_stored_against_the_feeds_final_url(collector, serve, database):
+    body = (
+        b'<rss version="2.0"><channel><title>t</title>'
+        b"<item><title>a</title><link>/news/1</link></item></channel></rss>"
+    )
+    redirect_to = serve("/feeds/all.xml", body=body)
+    url = serve("/old.xml", status=301, headers=(("Location", redirect_to),))
+    report = collector().collect(message("A", (url, "정치")))
+    assert (report.counts()["new"], report.feeds[0].without_link) == (1, 0)
+    base = url.removesuffix("/old.xml")
+    assert articles(database) == [(f"{base}/news/1", canonical_url(f"{base}/news/1"))]

@@ -216,3 +216,39 @@ def test_worker_logs_the_seed_line_and_emits_the_funnel(aws_env, database, serve
     assert emf["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "newsdesk-test"
     assert (emf["ArticlesNew"], emf["ArticlesPhotoFiltered"], emf["FeedsOk"]) == ([3], [2], [1])
     assert emf["MessagesFailed"] == [0]
+
+
+POISON = (
+    b'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>t</title>'
+    # an emoji written as a UTF-16 surrogate pair: feedparser raises UnicodeEncodeError
+    b"<item><title>&#55357;&#56832; \xea\xb8\xb0\xec\x82\xac</title>"
+    b"<link>https://example.test/poison</link></item></channel></rss>"
+)
+
+
+def test_a_feed_that_crashes_the_parser_is_that_feeds_failure_not_the_outlets(
+    aws_env, database, serve
+):
+    # GIVEN an outlet whose first feed holds a poison entry and whose second is good
+    event = worker_event(
+        [(serve("/poison.xml", body=POISON), "정치"), (serve("/good.xml", "good.xml"), "경제")]
+    )
+    # WHEN the worker collects it
+    response = invoke("worker", event)
+    # THEN the record succeeds, the good feed is stored and the poison one counted failed
+    assert response["batchItemFailures"] == []
+    (outlet,) = response["outlets"]
+    poisoned, good = outlet["feeds"]
+    assert (poisoned["status"], poisoned["failure_class"]) == ("failed", "parse_error")
+    assert "UnicodeEncodeError" in poisoned["error"]
+    assert (good["status"], good["new"]) == ("ok", 3)
+    assert outlet["failed_parse_error"] == 1
+    assert count_articles(database) == 3
+
+
+def test_a_raw_layer_fault_still_fails_the_record(aws_env, database, serve):
+    # the raw body is written outside the per-feed catch: S3 refusing it is infrastructure
+    event = worker_event([(serve("/good.xml", "good.xml"), "정치")])
+    response = invoke("worker", event, RAW_BUCKET="no-such-bucket")
+    assert response["batchItemFailures"] == [{"itemIdentifier": event["Records"][0]["messageId"]}]
+    assert count_articles(database) == 0

@@ -110,3 +110,31 @@ def test_an_empty_feed_is_a_feed():
 )
 def test_declared_encoding_prefers_the_header(content, content_type, expected):
     assert declared_encoding(content, content_type) == expected
+
+
+def rss_with_links(*links):
+    items = "".join(
+        f"<item><title>t{n}</title><link>{link}</link></item>" for n, link in enumerate(links)
+    )
+    return f'<rss version="2.0"><channel><title>t</title>{items}</channel></rss>'.encode()
+
+
+@pytest.mark.parametrize(
+    ("link", "stored"),
+    [
+        ("/news/1", "https://www.example.test/news/1"),
+        ("news/2?id=3", "https://www.example.test/rss/news/2?id=3"),
+        ("//m.example.test/news/4", "https://m.example.test/news/4"),
+        ("https://other.test/5", "https://other.test/5"),
+    ],
+)
+def test_relative_links_resolve_against_the_feeds_final_url(link, stored):
+    parsed = parse_feed(rss_with_links(link), base_url="https://www.example.test/rss/all.xml")
+    assert [e.link for e in parsed.entries] == [stored]
+    assert parsed.entries_without_link == 0
+
+
+def test_a_relative_link_without_a_base_or_a_broken_one_is_counted_without_link():
+    assert parse_feed(rss_with_links("/news/1")).entries_without_link == 1
+    broken = parse_feed(rss_with_links("http://[oops/1"), base_url="https://x.test/feed")
+    assert (broken.entries, broken.entries_without_link) == ([], 1)

@@ -5,8 +5,9 @@ failures raise so that the SQS record fails and is retried."""
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -26,7 +27,7 @@ from newsdesk.collect.response import (
     validators,
 )
 from newsdesk.collect.urls import canonical_url
-from newsdesk.core.errors import FeedError, HTTPStatusError
+from newsdesk.core.errors import FeedError, FeedReadError, HTTPStatusError, NewsdeskError
 from newsdesk.core.fetched import FetchResult
 from newsdesk.core.messages import OutletMessage
 from newsdesk.core.report import (
@@ -92,7 +93,22 @@ def failure_class(error: FeedError) -> str:
         "too_large": "too_large",
         "not_a_feed": "not_a_feed",
         "blocked_address": "blocked",
+        "parse_error": "parse_error",
     }.get(error.reason, "connection")
+
+
+@contextlib.contextmanager
+def reading_feed(feed: Feed) -> Iterator[None]:
+    """Around code that only reads one feed (fetch, decode, parse): what raises there, but for
+    newsdesk's own errors, becomes that feed's FeedReadError — a feedparser crash on one
+    poison entry must not fail the outlet's record on every delivery."""
+    try:
+        yield
+    except NewsdeskError:
+        raise
+    except Exception as e:
+        logger.exception("feed failed unexpectedly", extra=_keys(feed))
+        raise FeedReadError(f"could not be read: {type(e).__name__}: {e}") from e
 
 
 class OutletCollector:
@@ -223,7 +239,8 @@ class OutletCollector:
         at = run.message.scheduled_at
         state.attempted(at, feed.category)
         try:
-            fetched = fetch(feed.url, self._policy.fetch, state.etag, state.last_modified)
+            with reading_feed(feed):
+                fetched = fetch(feed.url, self._policy.fetch, state.etag, state.last_modified)
             report.bytes_received = fetched.wire_bytes
             content_hash = None if fetched.not_modified else body_hash(fetched.content)
             if not is_modified(fetched.status, content_hash, state.body_hash):
@@ -232,8 +249,10 @@ class OutletCollector:
                 logger.info("feed not modified", extra={**_keys(feed), "status": fetched.status})
                 return True
             if self._raw is not None:  # kept before parsing: a body that is no feed explains
+                # and, outside reading_feed, a raw-layer fault fails the record
                 _, report.raw_stored = self._raw.put(feed, fetched, self._clock())
-            parsed = parse_feed(fetched.content, fetched.content_type)
+            with reading_feed(feed):
+                parsed = parse_feed(fetched.content, fetched.content_type, fetched.url)
         except FeedError as e:
             self._feed_failed(feed, state, report, at, e)
             return False

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from html import unescape
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import feedparser
 from feedparser.datetimes.rfc822 import _parse_date_rfc822
@@ -59,8 +60,11 @@ class ParsedFeed:
     ttl: str | None = None  # RSS <ttl>, minutes
 
 
-def parse_feed(content: bytes, content_type: str | None = None) -> ParsedFeed:
-    """Parse ``content``; raise FeedParseError when it is not an RSS or Atom feed."""
+def parse_feed(
+    content: bytes, content_type: str | None = None, base_url: str | None = None
+) -> ParsedFeed:
+    """Parse ``content``; raise FeedParseError when it is not an RSS or Atom feed. Relative
+    links are resolved against ``base_url`` (the feed's final URL)."""
     if not content.strip():
         raise FeedParseError("empty body")
     content, headers = _as_reliable_utf8(content, content_type)
@@ -73,7 +77,7 @@ def parse_feed(content: bytes, content_type: str | None = None) -> ParsedFeed:
     entries: list[Entry] = []
     without_link = 0
     for raw in parsed.entries:
-        entry = _entry(raw)
+        entry = _entry(raw, base_url)
         if entry is None:
             without_link += 1
         else:
@@ -163,8 +167,14 @@ def _codec(label: str) -> str | None:
         return None
 
 
-def _entry(raw: Mapping[str, Any]) -> Entry | None:
+def _entry(raw: Mapping[str, Any], base_url: str | None) -> Entry | None:
     link = _CONTROL.sub("", raw.get("link") or "").strip()
+    if link and base_url:
+        try:
+            if not urlsplit(link).scheme:  # "/news/1", "news/1", "//host/news/1"
+                link = urljoin(base_url, link)
+        except ValueError:  # "http://[not an address": no link to store
+            return None
     if not link.lower().startswith(("http://", "https://")) or not fits_a_key(link):
         return None  # feedparser fills "link" from an Atom id such as urn:uuid:…
     guid = _CONTROL.sub("", raw.get("id") or "").strip()

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from newsdesk.aws.raw import RawStore
-from newsdesk.collect.collector import store_entries
+from newsdesk.collect.collector import reading_feed, store_entries
 from newsdesk.collect.parse import parse_feed
 from newsdesk.collect.photo import PhotoFilter
-from newsdesk.core.errors import FeedParseError
+from newsdesk.core.errors import FeedError
 from newsdesk.core.report import FEED_FAILED, FEED_OK, FeedReport
 from newsdesk.storage.articles import ArticleStore
 
@@ -47,8 +47,9 @@ def reparse(
         feed = body.feed
         report = FeedReport(feed.source, feed.category, feed.url)
         try:
-            parsed = parse_feed(body.content, body.content_type)
-        except FeedParseError as e:
+            with reading_feed(feed):
+                parsed = parse_feed(body.content, body.content_type, body.final_url)
+        except FeedError as e:
             report.status, report.error, report.reason = FEED_FAILED, str(e), e.reason
         else:
             store_entries(parsed, feed, report, seen, articles, photo_filter, datetime.now(UTC))

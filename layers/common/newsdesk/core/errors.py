@@ -10,7 +10,8 @@ NewsdeskError
 │   │   ├── BlockedAddressError    the feed resolves to a private, loopback or metadata address
 │   │   ├── ResponseTooLargeError  the body is over FETCH_MAX_BYTES
 │   │   └── HTTPStatusError        an answer other than 2xx
-│   └── FeedParseError     the bytes are not a feed
+│   ├── FeedParseError     the bytes are not a feed
+│   └── FeedReadError      reading the feed failed unexpectedly (a bug or a poison entry)
 ├── InfrastructureError    our own backing services failed: the SQS record fails and is retried
 │   ├── StoreError         PostgreSQL
 │   ├── StateError         DynamoDB
@@ -72,6 +73,13 @@ class HTTPStatusError(FetchError):
 
 class FeedParseError(FeedError):
     reason = "not_a_feed"
+
+
+class FeedReadError(FeedError):
+    """Something raised that no one expected while fetching, decoding or parsing one feed:
+    that feed's failure (its traceback logged), never the outlet's."""
+
+    reason = "parse_error"
 
 
 class InfrastructureError(NewsdeskError):

@@ -22,6 +22,7 @@ FAILURE_CLASSES = (
     "not_a_feed",
     "blocked",
     "connection",
+    "parse_error",
 )
 
 # The keys of one outlet in `newsdesk collect --json`: the contract's (docs/architecture.md)
