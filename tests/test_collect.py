@@ -404,11 +404,12 @@ def test_an_unreachable_database_raises_instead_of_counting_a_failed_feed(collec
 def test_relative_links_are_stored_against_the_feeds_final_url(collector, serve, database):
     body = (
         b'<rss version="2.0"><channel><title>t</title>'
-        b"<item><title>a</title><link>/news/1</link></item></channel></rss>"
+        b"<item><title>a</title><link>news/1</link></item></channel></rss>"
     )
     redirect_to = serve("/feeds/all.xml", body=body)
     url = serve("/old.xml", status=301, headers=(("Location", redirect_to),))
     report = collector().collect(message("A", (url, "정치")))
     assert (report.counts()["new"], report.feeds[0].without_link) == (1, 0)
-    base = url.removesuffix("/old.xml")
-    assert articles(database) == [(f"{base}/news/1", canonical_url(f"{base}/news/1"))]
+    # against the URL redirected to, not the one in the sources file
+    link = redirect_to.removesuffix("all.xml") + "news/1"
+    assert articles(database) == [(link, canonical_url(link))]

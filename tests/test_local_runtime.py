@@ -4,6 +4,7 @@ feeds a queue as the event source mapping would (batch size, partial failures, r
 
 import json
 import os
+from dataclasses import replace
 
 from infra.local_resources import extract
 from infra.transform import load
@@ -136,10 +137,11 @@ def test_a_handler_that_returns_nothing_has_its_batch_deleted(aws_env):
 
 def test_a_container_that_dies_fails_its_batch_and_ends_the_drain(aws_env):
     # GIVEN a batch whose invocation kills its container (the pool breaks)
-    _, _, deliveries = drained(aws_env, True, ["die", "a"])
+    _, left, deliveries = drained(aws_env, True, ["die", "a"])
     # THEN the drain returns, every delivery failed with the broken pool named, none deleted
     assert deliveries
     assert all(d.error and "Broken" in d.error for d in deliveries)
+    assert sorted(left["EchoQueue"] + left["EchoDeadLetters"]) == ["a", "die"]
 
 
 def test_an_earlier_releases_data_folder_is_taken_over(postgres_url, tmp_path):
@@ -168,3 +170,42 @@ def test_an_earlier_releases_data_folder_is_taken_over(postgres_url, tmp_path):
     assert (tmp_path / "buckets/RawBucket" / key).read_bytes() == b"gzip bytes"
     saved = json.loads((tmp_path / "aws-state.json").read_text())
     assert len(saved["tables"]["StateTable"]) == len(release["state_items"])
+
+
+def test_chained_dead_letter_queues_are_created_in_order(aws_env):
+    def queue(name, dead_letters=None):
+        props: dict[str, object] = {"QueueName": f"chain-{name}"}
+        if dead_letters:
+            arn = {"Fn::GetAtt": [dead_letters, "Arn"]}
+            props["RedrivePolicy"] = {"deadLetterTargetArn": arn, "maxReceiveCount": 1}
+        return {"Type": "AWS::SQS::Queue", "Properties": props}
+
+    # listed before what they redrive to: A -> B -> C
+    resources = {"A": queue("a", "B"), "B": queue("b", "C"), "C": queue("c")}
+    infra = Infrastructure({"parameters": {}, "resources": resources, "functions": {}})
+    with LocalServices(aws_env.settings, dict(os.environ), infra) as services:
+        sqs = services.client("sqs")
+        redrives = {
+            name: sqs.get_queue_attributes(
+                QueueUrl=services.queue_url(name), AttributeNames=["RedrivePolicy"]
+            )
+            .get("Attributes", {})
+            .get("RedrivePolicy")
+            for name in "ABC"
+        }
+    assert json.loads(redrives["A"])["deadLetterTargetArn"] == services.queues["B"].arn
+    assert json.loads(redrives["B"])["deadLetterTargetArn"] == services.queues["C"].arn
+    assert redrives["C"] is None
+
+
+def test_a_handler_that_fails_to_import_fails_each_invocation_with_its_error(aws_env):
+    infra = echo_infrastructure(True)
+    infra.functions["EchoFunction"] = replace(
+        infra.functions["EchoFunction"], module="tests.no_such_handler"
+    )
+    with (
+        LocalServices(aws_env.settings, dict(os.environ), infra) as services,
+        pool_of(services, "EchoFunction") as pool,
+    ):
+        failures = [pool.invoke({"Records": []}).exception() for _ in range(2)]
+    assert all(isinstance(f, ModuleNotFoundError) for f in failures)

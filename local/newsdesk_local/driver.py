@@ -79,7 +79,10 @@ class Delivery:
             return self.messages
         if not partial_failures or not isinstance(self.response, dict):
             return []
-        failed = {f["itemIdentifier"] for f in self.response.get("batchItemFailures", [])}
+        reported = self.response.get("batchItemFailures") or []
+        failed = {f.get("itemIdentifier") if isinstance(f, dict) else None for f in reported}
+        if not failed <= {m["MessageId"] for m in self.messages}:
+            return self.messages  # an unknown or missing identifier fails the whole batch
         return [m for m in self.messages if m["MessageId"] in failed]
 
 
@@ -107,6 +110,7 @@ def drain(services: LocalServices, source: EventSource, pool: LambdaPool) -> lis
             return deliveries
         done, _ = wait(running, return_when=FIRST_COMPLETED)
         for future in done:
+            broken = broken or isinstance(future.exception(), BrokenExecutor)
             delivery = _delivered(running.pop(future), future)
             kept = {m["MessageId"] for m in delivery.kept(source.partial_failures)}
             for message in delivery.messages:

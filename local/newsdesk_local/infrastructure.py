@@ -126,6 +126,9 @@ class Infrastructure:
         text = resources.files("newsdesk_local").joinpath("resources.json").read_text("utf-8")
         return cls(json.loads(text))
 
+    def queue(self, logical_id: str) -> Queue:
+        return next(q for q in self.queues if q.logical_id == logical_id)
+
     def table(self, logical_id: str) -> Table:
         return next(t for t in self.tables if t.logical_id == logical_id)
 

@@ -64,10 +64,19 @@ def _start_container(env: dict[str, str], log_path: str, module: str) -> None:
     os.dup2(log, 1)
     os.dup2(log, 2)
     os.close(log)
-    importlib.import_module(module)
+    global _init_error
+    try:
+        importlib.import_module(module)
+    except Exception as e:  # as Lambda does, every invocation of this container reports it
+        _init_error = e
+
+
+_init_error: Exception | None = None  # this container's, if its handler failed to import
 
 
 def _invoke(function: Function, event: dict[str, Any]) -> dict[str, Any]:
+    if _init_error is not None:
+        raise _init_error
     module = importlib.import_module(function.module)
     result: dict[str, Any] = module.lambda_handler(event, LocalContext.of(function))
     return result

@@ -80,13 +80,7 @@ class LocalServices:
             with ThreadPoolExecutor(1) as background:  # PostgreSQL starts meanwhile
                 database_url = background.submit(self._postgres)
                 aws = self._start_moto() if self.embedded_aws else self._given_aws()
-                self.env = {
-                    **self._environ,
-                    **aws,
-                    "POWERTOOLS_SERVICE_NAME": self._environ.get(
-                        "POWERTOOLS_SERVICE_NAME", "newsdesk"
-                    ),
-                }
+                self.env = {**self._environ, **aws}
                 for service in ("sqs", "s3", "dynamodb"):  # built while moto starts
                     self.client(service)
                 if self._moto is not None:
@@ -136,7 +130,7 @@ class LocalServices:
         caller's environment; then the names and addresses of the emulated resources it uses
         and of the services, which nothing overrides."""
         settings, resources = self.infrastructure.environment(function, self.queues)
-        return {**settings, **self.env, **resources}
+        return {"POWERTOOLS_SERVICE_NAME": "newsdesk", **settings, **self.env, **resources}
 
     def queue_url(self, logical_id: str) -> str:
         return self.queues[logical_id].url
@@ -192,16 +186,23 @@ class LocalServices:
             self._restore_state()
 
     def _create_queues(self) -> None:
-        """Dead-letter queues first: a redrive policy names an existing queue's ARN."""
+        for queue in self.infrastructure.queues:
+            self._create_queue(queue.logical_id)
+
+    def _create_queue(self, logical_id: str) -> QueueAddress:
+        """The queue, after its dead-letter queue: a redrive policy names an existing ARN."""
+        if logical_id in self.queues:
+            return self.queues[logical_id]
+        queue = self.infrastructure.queue(logical_id)
+        attributes = dict(queue.attributes)
+        if queue.dead_letter_queue is not None:
+            dead_letters = self._create_queue(queue.dead_letter_queue)
+            attributes["RedrivePolicy"] = queue.redrive_policy(dead_letters.arn)
         sqs = self.client("sqs")
-        for queue in sorted(self.infrastructure.queues, key=lambda q: q.dead_letter_queue or ""):
-            attributes = dict(queue.attributes)
-            if queue.dead_letter_queue is not None:
-                arn = self.queues[queue.dead_letter_queue].arn
-                attributes["RedrivePolicy"] = queue.redrive_policy(arn)
-            url = sqs.create_queue(QueueName=queue.name, Attributes=attributes)["QueueUrl"]
-            arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
-            self.queues[queue.logical_id] = QueueAddress(url, arn["Attributes"]["QueueArn"])
+        url = sqs.create_queue(QueueName=queue.name, Attributes=attributes)["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
+        self.queues[logical_id] = QueueAddress(url, arn["Attributes"]["QueueArn"])
+        return self.queues[logical_id]
 
     def _create_buckets(self) -> None:
         s3 = self.client("s3")
@@ -275,9 +276,10 @@ class LocalServices:
                 for page in dynamodb.get_paginator("scan").paginate(TableName=table.name)
                 for item in page["Items"]
             ]
-        path = self.data_dir / STATE_FILE
-        document = {"tables": tables}
-        path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+        # whole or not at all: an interrupted save must not leave half a file to start from
+        partial = self.data_dir / (STATE_FILE + ".partial")
+        partial.write_text(json.dumps({"tables": tables}, ensure_ascii=False), encoding="utf-8")
+        partial.replace(self.data_dir / STATE_FILE)
         for bucket in self.infrastructure.buckets:
             self._save_bucket(bucket.name, self.data_dir / BUCKETS_FOLDER / bucket.logical_id)
 
