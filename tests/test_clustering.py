@@ -12,6 +12,7 @@ from sklearn.metrics.pairwise import cosine_similarity
 from newsdesk.cluster import vectors
 from newsdesk.cluster.centroid import strip_tags
 from newsdesk.clustering import DEFAULT_THRESHOLDS, METHODS, cluster_titles, find_groups
+from newsdesk.core.settings import CLUSTER_METHODS
 from newsdesk_local.seed_reference import seed_clusters
 
 
@@ -217,7 +218,7 @@ def test_news_tags_are_removed(title, stripped):
 
 
 def test_methods_and_their_thresholds():
-    assert METHODS == ("seed", "centroid")
+    assert METHODS == ("seed", "centroid") == CLUSTER_METHODS
     assert set(DEFAULT_THRESHOLDS) == set(METHODS)
     assert DEFAULT_THRESHOLDS["seed"] == 0.6
     with pytest.raises(ValueError, match="unknown clustering method"):

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -104,13 +103,11 @@ def _positive(value: str) -> int:
     return number
 
 
-@contextlib.contextmanager
-def _runtime(env: dict[str, str]) -> Iterator[LocalServices]:
-    """PostgreSQL (migrated) and AWS for local runs of the functions."""
+def _runtime(env: dict[str, str]) -> LocalServices:
+    """PostgreSQL (migrated) and AWS for local runs of the functions, to enter."""
     from newsdesk_local.services import LocalServices
 
-    with LocalServices(Settings.from_env(env), env) as services:
-        yield services
+    return LocalServices(Settings.from_env(env), env)
 
 
 def _outlet_order(env: dict[str, str]) -> list[str]:

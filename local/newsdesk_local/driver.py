@@ -161,9 +161,8 @@ def run_collect_round(
     ``workers``, already started). Reports come in ``outlet_order`` (the sources file's),
     any outlet not in it after those."""
     started = time.monotonic()
-    with pool_of(services, FANOUT) as fanout_pool:
-        event = scheduled_event(datetime.now(UTC)) | {"ignore_schedule": ignore_schedule}
-        fanout = fanout_pool.invoke(event).result()
+    event = scheduled_event(datetime.now(UTC)) | {"ignore_schedule": ignore_schedule}
+    fanout = invoke_function(services, FANOUT, event)
     with contextlib.ExitStack() as stack:
         pool = workers or stack.enter_context(pool_of(services, WORKER, concurrency))
         sources = services.infrastructure.functions[WORKER].event_sources

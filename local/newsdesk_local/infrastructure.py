@@ -132,9 +132,6 @@ class Infrastructure:
     def table(self, logical_id: str) -> Table:
         return next(t for t in self.tables if t.logical_id == logical_id)
 
-    def bucket(self, logical_id: str) -> Bucket:
-        return next(b for b in self.buckets if b.logical_id == logical_id)
-
     def environment(
         self, function: str, queues: Mapping[str, QueueAddress]
     ) -> tuple[dict[str, str], dict[str, str]]:
@@ -153,8 +150,10 @@ class Infrastructure:
             ((kind, argument),) = value.items()
             if kind == "Fn::Sub" and isinstance(argument, str):
                 names = [n.split(".")[0] for n in re.findall(r"\$\{([^}]+)\}", argument)]
+            elif kind == "Fn::GetAtt":
+                names = [_get_att_parts(argument)[0]]
             else:
-                names = [argument[0] if isinstance(argument, list) else str(argument).split(".")[0]]
+                names = [str(argument)]
             return any(name in self._resources for name in names)
         return False
 
@@ -169,8 +168,7 @@ class Infrastructure:
         if kind == "Ref":
             return self._ref(argument, queues or {})
         if kind == "Fn::GetAtt":
-            target, attribute = argument if isinstance(argument, list) else argument.split(".", 1)
-            return self._get_att(target, attribute, queues or {})
+            return self._get_att(*_get_att_parts(argument), queues or {})
         if kind == "Fn::Sub" and isinstance(argument, str):
             return self._sub(argument, queues or {})
         return None
@@ -260,7 +258,12 @@ class Infrastructure:
         )
 
 
+def _get_att_parts(argument: Any) -> tuple[str, str]:
+    """``Fn::GetAtt``'s (resource, attribute), written as a list or as ``Resource.Attribute``."""
+    target, attribute = argument if isinstance(argument, list) else str(argument).split(".", 1)
+    return str(target), str(attribute)
+
+
 def _logical_id_of(reference: Any) -> str:
     """The queue a ``!GetAtt Queue.Arn`` names (an event source's, a redrive policy's)."""
-    argument = reference["Fn::GetAtt"]
-    return str(argument[0] if isinstance(argument, list) else argument.split(".", 1)[0])
+    return _get_att_parts(reference["Fn::GetAtt"])[0]

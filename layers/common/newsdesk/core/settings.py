@@ -29,7 +29,8 @@ DEFAULT_PHOTO_TITLE_PATTERNS: tuple[str, ...] = (
     r"\[포토에세이\]",
 )
 
-# newsdesk.clustering.METHODS, named here too so that settings never load scikit-learn.
+# newsdesk.cluster.methods.METHODS, named again here: core sits below the stages and imports
+# none of them (tests/test_clustering.py checks that the two agree).
 CLUSTER_METHODS = ("seed", "centroid")
 
 USER_AGENT = f"newsdesk/{__version__} (RSS/Atom collector; python-requests)"
