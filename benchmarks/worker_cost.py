@@ -1,10 +1,18 @@
 """A worker's CPU per entry, by stage: 10,000 entries (100 feeds of 100) parsed, filtered,
 canonicalised and inserted into PostgreSQL (pgserver), then the same feeds again (every entry
-a duplicate). Stages:
+a duplicate) — once for each reader, in the same run:
 
-  feedparser   feedparser.parse itself
-  parse (ours) the rest of parse_feed: encoding checks, entity defusing, entries
-  filter+urls  store_entries without the insert: photo filter, canonical_url, in-message dedup
+  feedparser, sanitising  what the worker did before issue 12: feedparser with its HTML
+                          sanitiser and URI resolver on
+  feedparser              the fallback today: feedparser without them
+  fast                    the default today: newsdesk.collect.rss, feedparser where it refuses
+
+Stages:
+
+  decode       decode_feed and the entity defusing
+  reader       feedparser.parse, or read_rss
+  entries      the rest of parse_feed: links, text, dates
+  filter+urls  store_entries without the insert: age and photo filters, canonical_url, dedup
   postgres     ArticleStore.insert_articles (client CPU; wall time includes the server's work)
 
 Usage: .venv/bin/python benchmarks/worker_cost.py [--feeds 100] [--entries 100]
@@ -26,9 +34,11 @@ from typing import Any
 
 import feedparser
 
-from newsdesk.collect.collector import store_entries
+import newsdesk.collect.parse as parse_module
+from newsdesk.collect.collector import EntryFilter, store_entries
+from newsdesk.collect.decode import decode_feed
 from newsdesk.collect.parse import parse_feed
-from newsdesk.collect.photo import PhotoFilter
+from newsdesk.collect.rss import read_rss
 from newsdesk.core.report import FeedReport
 from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Feed
@@ -54,16 +64,31 @@ class Clock:
 
 @dataclass
 class Stages:
-    feedparser: Clock = field(default_factory=Clock)
-    parse: Clock = field(default_factory=Clock)  # parse_feed, feedparser included
+    decode: Clock = field(default_factory=Clock)
+    reader: Clock = field(default_factory=Clock)
+    parse: Clock = field(default_factory=Clock)  # parse_feed, decode and reader included
     store: Clock = field(default_factory=Clock)  # store_entries, the insert included
     postgres: Clock = field(default_factory=Clock)
 
+    def rows(self) -> list[tuple[str, Clock]]:
+        def minus(a: Clock, *others: Clock) -> Clock:
+            return Clock(a.cpu - sum(o.cpu for o in others), a.wall - sum(o.wall for o in others))
 
-def timed(clock: Clock, function: Callable[..., Any]) -> Callable[..., Any]:
+        total = Clock(self.parse.cpu + self.store.cpu, self.parse.wall + self.store.wall)
+        return [
+            ("decode", self.decode),
+            ("reader", self.reader),
+            ("entries", minus(self.parse, self.decode, self.reader)),
+            ("filter+urls", minus(self.store, self.postgres)),
+            ("postgres", self.postgres),
+            ("total", total),
+        ]
+
+
+def timed(clock: Clock, function: Callable[..., Any], **forced: Any) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         with clock.timing():
-            return function(*args, **kwargs)
+            return function(*args, **{**kwargs, **forced})
 
     return wrapper
 
@@ -78,14 +103,13 @@ class TimedStore(ArticleStore):
             return super().insert_articles(*args, **kwargs)
 
 
-def feed_body(feed: int, entries: int) -> bytes:
-    at = datetime(2026, 12, 1, 9, tzinfo=UTC)
+def feed_body(feed: int, entries: int, now: datetime) -> bytes:
     items = "".join(
         f"<item><title>[속보] 정부, {feed}번 분야 대책 {n}차 발표…시장 반응 엇갈려</title>"
         f"<link>https://www.news.example/article/{feed}/{n}?utm_source=rss&amp;utm_medium=feed"
         f"</link><guid>https://www.news.example/article/{feed}/{n}</guid>"
         f"<description><![CDATA[<p>{'기사 본문 요약 문장입니다. ' * 8}</p>]]></description>"
-        f"<pubDate>{format_datetime(at - timedelta(minutes=n))}</pubDate></item>"
+        f"<pubDate>{format_datetime(now - timedelta(minutes=n))}</pubDate></item>"
         for n in range(entries)
     )
     return (
@@ -94,18 +118,32 @@ def feed_body(feed: int, entries: int) -> bytes:
     ).encode()
 
 
-def run_pass(bodies: list[bytes], articles: ArticleStore, stages: Stages) -> tuple[int, int]:
-    photo = PhotoFilter(Settings().photo_title_patterns)
+READERS = {  # name: (parse_feed's fast, feedparser.parse's forced keywords)
+    "feedparser, sanitising": (False, {"sanitize_html": True, "resolve_relative_uris": True}),
+    "feedparser": (False, {}),
+    "fast": (True, {}),
+}
+
+
+def run_pass(bodies: list[bytes], database: Database, reader: str) -> tuple[Stages, int, int]:
+    stages = Stages()
+    fast, forced = READERS[reader]
+    # parse_feed's own names for them, wrapped in clocks
+    setattr(parse_module, "decode_feed", timed(stages.decode, decode_feed))  # noqa: B010
+    setattr(parse_module, "read_rss", timed(stages.reader, read_rss))  # noqa: B010
+    feedparser.parse = timed(stages.reader, original_parse, **forced)
+    articles = TimedStore(database, stages.postgres)
+    entry_filter = EntryFilter.from_settings(Settings())
     new = duplicate = 0
     for number, body in enumerate(bodies):
         feed = Feed("연합뉴스", f"https://www.news.example/rss/{number}.xml", "정치")
         report = FeedReport(feed.source, feed.category, feed.url)
         with stages.parse.timing():
-            parsed = parse_feed(body, "application/rss+xml; charset=utf-8")
+            parsed = parse_feed(body, "application/rss+xml; charset=utf-8", fast=fast)
         with stages.store.timing():
-            store_entries(parsed, feed, report, set(), articles, photo, datetime.now(UTC))
+            store_entries(parsed, feed, report, set(), articles, entry_filter, datetime.now(UTC))
         new, duplicate = new + report.new, duplicate + report.duplicate
-    return new, duplicate
+    return stages, new, duplicate
 
 
 def main() -> None:
@@ -113,8 +151,8 @@ def main() -> None:
     parser.add_argument("--feeds", type=int, default=100)
     parser.add_argument("--entries", type=int, default=100)
     args = parser.parse_args()
-    bodies = [feed_body(f, args.entries) for f in range(args.feeds)]
     total = args.feeds * args.entries
+    now = datetime.now(UTC)
     with tempfile.TemporaryDirectory(prefix="newsdesk-bench-") as folder:
         Path(folder).chmod(0o755)  # pgserver runs PostgreSQL as its own user when run as root
         with warnings.catch_warnings():
@@ -124,41 +162,28 @@ def main() -> None:
             postgres = pgserver.get_server(Path(folder) / "pg", cleanup_mode="stop")
         database = Database(lambda: str(postgres.get_uri()))
         migrate(database)
+        print(f"{args.feeds} feeds x {args.entries} entries = {total:,} entries a pass")
+        print(f"{'reader':<23} {'pass':<11} {'stage':<12} {'CPU s':>6} {'wall s':>7} {'µs':>9}")
+        totals: dict[str, float] = {}
+        for index, reader in enumerate(READERS):
+            # each reader's own articles, so that its first pass inserts them all
+            offset = index * args.feeds
+            bodies = [feed_body(offset + f, args.entries, now) for f in range(args.feeds)]
+            for name in ("new", "duplicates"):
+                stages, new, duplicate = run_pass(bodies, database, reader)
+                for stage, clock in stages.rows():
+                    print(
+                        f"{reader:<23} {name:<11} {stage:<12} {clock.cpu:>6.2f} "
+                        f"{clock.wall:>7.2f} {clock.cpu / total * 1e6:>9.0f}"
+                    )
+                print(f"{reader:<23} {name:<11} new {new:,}, duplicate {duplicate:,}")
+                if name == "new":
+                    totals[reader] = stages.rows()[-1][1].cpu / total * 1e6
+        before = totals["feedparser, sanitising"]
         print(
-            f"{args.feeds} feeds x {args.entries} entries = {total:,} entries, "
-            f"{sum(map(len, bodies)) / 1e6:.1f} MB"
+            "whole path, CPU per new entry: "
+            + ", ".join(f"{r} {us:.0f} µs ({before / us:.1f}x)" for r, us in totals.items())
         )
-        print(f"{'pass':<12} {'stage':<13} {'CPU s':>7} {'wall s':>7} {'CPU µs/entry':>13}")
-        for name in ("new", "duplicates"):
-            stages = Stages()
-            feedparser.parse = timed(stages.feedparser, original_parse)
-            new, duplicate = run_pass(bodies, TimedStore(database, stages.postgres), stages)
-            rows = [
-                ("feedparser", stages.feedparser.cpu, stages.feedparser.wall),
-                (
-                    "parse (ours)",
-                    stages.parse.cpu - stages.feedparser.cpu,
-                    stages.parse.wall - stages.feedparser.wall,
-                ),
-                (
-                    "filter+urls",
-                    stages.store.cpu - stages.postgres.cpu,
-                    stages.store.wall - stages.postgres.wall,
-                ),
-                ("postgres", stages.postgres.cpu, stages.postgres.wall),
-                (
-                    "total",
-                    stages.parse.cpu + stages.store.cpu,
-                    stages.parse.wall + stages.store.wall,
-                ),
-            ]
-            for stage, cpu, wall in rows:
-                print(f"{name:<12} {stage:<13} {cpu:>7.2f} {wall:>7.2f} {cpu / total * 1e6:>13.0f}")
-            print(
-                f"{name:<12} new {new:,}, duplicate {duplicate:,}; insert_articles "
-                f"{total / stages.postgres.wall:,.0f} entries/s (wall, one transaction a feed)"
-            )
-        feedparser.parse = original_parse
         database.close()
         postgres.cleanup()
 

@@ -20,6 +20,7 @@ from newsdesk.core.settings import Settings
 from newsdesk.core.times import format_time
 from newsdesk.storage.database import Database, database_from
 from newsdesk.storage.migrate import migrate
+from newsdesk_local.demo import dated_recently
 from newsdesk_local.feedserver import FeedServer, Route
 from newsdesk_local.infrastructure import REGION, Infrastructure
 from newsdesk_local.pool import LocalContext
@@ -80,6 +81,11 @@ def worker_event(
 
 def feed_bytes(name: str) -> bytes:
     return (FEEDS / name).read_bytes()
+
+
+def served_bytes(name: str) -> bytes:
+    """A test feed as the feed server gives it: dated as recently as a live feed."""
+    return dated_recently(feed_bytes(name))
 
 
 def rows(database: Database) -> list[tuple[Any, ...]]:
@@ -182,7 +188,7 @@ def serve(feed_server: FeedServer) -> Callable[..., str]:
 
     def add(path: str, file: str | None = None, **route: Any) -> str:
         if file is not None:
-            route.setdefault("body", feed_bytes(file))
+            route.setdefault("body", served_bytes(file))
         return feed_server.add(path, Route(**route))
 
     return add

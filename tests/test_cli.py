@@ -226,6 +226,7 @@ def test_reparse_reads_the_bodies_kept_by_an_earlier_run(
         "new": 3,
         "duplicate": 0,
         "photo_filtered": 2,
+        "too_old": 0,
     }
     assert result["bodies"][0]["url"] == url
     assert feed_server.requests["/good.xml"] == fetched

@@ -31,7 +31,7 @@ from newsdesk.storage.articles import ArticleStore
 from newsdesk.storage.database import Database
 from newsdesk.urls import canonical_url
 from newsdesk_local.feedserver import Route
-from tests.conftest import feed_bytes, rows
+from tests.conftest import rows, served_bytes
 
 START = datetime(2026, 12, 1, tzinfo=UTC)
 ROUND = timedelta(minutes=30)
@@ -104,7 +104,7 @@ def test_the_same_message_twice_writes_nothing_twice(collector, serve, feed_serv
     first = collector().collect(message("A", (url, "정치"), ignore_schedule=True))
     stored = rows(database)
     # WHEN it is delivered again, its body a byte longer so that it is parsed and stored again
-    feed_server.add("/good.xml", Route(feed_bytes("good.xml") + b"\n"))
+    feed_server.add("/good.xml", Route(served_bytes("good.xml") + b"\n"))
     second = collector().collect(message("A", (url, "정치"), ignore_schedule=True))
     # THEN the second pass reached the store, and the store wrote nothing twice
     assert (first.counts()["new"], second.counts()["new"]) == (3, 0)

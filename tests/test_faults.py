@@ -31,7 +31,7 @@ from newsdesk.storage.articles import ArticleStore
 from newsdesk.storage.database import Database
 from newsdesk.storage.migrate import migrate
 from newsdesk_local.feedserver import FeedServer, Route
-from tests.conftest import container, feed_bytes, worker_event
+from tests.conftest import container, served_bytes, worker_event
 
 # ---------------------------------------------------------------------------------------------
 # helpers
@@ -77,11 +77,11 @@ def outlet_feeds(
 ) -> list[tuple[str, str]]:
     """Three feeds of one outlet; ``before_second`` runs as the second one is requested."""
     feeds = [
-        feed_server.add("/one.xml", Route(body=feed_bytes("good.xml"))),
+        feed_server.add("/one.xml", Route(body=served_bytes("good.xml"))),
         feed_server.add(
             "/two.xml",
             Route(
-                body=feed_bytes("atom.xml"),
+                body=served_bytes("atom.xml"),
                 content_type="application/atom+xml",
                 before=before_second,
             ),
@@ -89,7 +89,7 @@ def outlet_feeds(
         feed_server.add(
             "/three.xml",
             Route(
-                body=feed_bytes("cp949-labelled-euc-kr.xml"),
+                body=served_bytes("cp949-labelled-euc-kr.xml"),
                 content_type="application/rss+xml; charset=euc-kr",
             ),
         ),

@@ -17,7 +17,7 @@ from newsdesk.core.schedule import BreakerPolicy, OutletState
 from newsdesk.core.sources import Feed
 from newsdesk.core.times import parse_time
 from newsdesk_local.feedserver import Route
-from tests.conftest import feed_bytes, invoke, load_event, rows, worker, worker_event
+from tests.conftest import invoke, load_event, rows, served_bytes, worker, worker_event
 
 
 def receive_all(sqs, queue_url):
@@ -164,7 +164,7 @@ def test_the_same_event_twice_leaves_the_same_rows(aws_env, database, feed_serve
     stored = rows(database)
     # WHEN SQS delivers it again, the body changed by a byte so that it is parsed and stored
     # again rather than found not modified
-    feed_server.add("/p.xml", Route(feed_bytes("good.xml") + b"\n"))
+    feed_server.add("/p.xml", Route(served_bytes("good.xml") + b"\n"))
     second = invoke("worker", event)
     # THEN the store met every article and wrote none of them twice
     assert (first["outlets"][0]["new"], second["outlets"][0]["new"]) == (3, 0)

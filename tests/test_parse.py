@@ -2,7 +2,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from newsdesk.collect.parse import declared_encoding, parse_feed
+from newsdesk.collect.decode import UTF8_REPLACED, declared_encoding
+from newsdesk.collect.parse import parse_feed
 from newsdesk.core.errors import FeedParseError
 from tests.conftest import feed_bytes
 
@@ -60,6 +61,46 @@ def test_a_cp949_feed_labelled_utf8_decodes():
     assert b'encoding="utf-8"' in content
     feed = parse_feed(content, "application/rss+xml; charset=utf-8")
     assert [e.title for e in feed.entries][:2] == CP949_TITLES
+
+
+KOREAN_RSS = (
+    '<?xml version="1.0" encoding="{label}"?><rss version="2.0"><channel><title>뉴스</title>'
+    "<item><title>한국은행 기준금리 동결</title><link>https://example.test/1</link></item>"
+    "</channel></rss>"
+)
+
+
+@pytest.mark.parametrize(
+    ("label", "content_type"),
+    [
+        ("euc-kr", "application/rss+xml; charset=EUC-KR"),
+        ("ks_c_5601-1987", "text/xml; charset=ks_c_5601-1987"),
+        ("euc-kr", None),  # only the XML declaration claims EUC-KR
+        ("utf-8", "text/xml; charset=euc-kr"),
+    ],
+)
+def test_a_utf8_body_labelled_euc_kr_is_utf8(label, content_type):
+    # GIVEN UTF-8 bytes whose header or declaration says EUC-KR
+    content = KOREAN_RSS.format(label=label).encode("utf-8")
+    # WHEN parsed THEN the evidence (valid UTF-8) wins over the claim
+    feed = parse_feed(content, content_type)
+    assert [e.title for e in feed.entries] == ["한국은행 기준금리 동결"]
+    assert feed.encoding == "utf-8"
+
+
+@pytest.mark.parametrize("codec", ["utf-32-be", "utf-32-le", "utf-16-be", "utf-16-le"])
+def test_a_byte_order_mark_decides(codec):
+    content = "\ufeff".encode(codec) + KOREAN_RSS.format(label=codec[:6]).encode(codec)
+    feed = parse_feed(content, "application/rss+xml")
+    assert [e.title for e in feed.entries] == ["한국은행 기준금리 동결"]
+
+
+def test_a_euc_kr_body_reports_cp949_and_one_bad_byte_is_replaced():
+    content = KOREAN_RSS.format(label="euc-kr").encode("cp949")
+    assert parse_feed(content).encoding == "cp949"
+    broken = KOREAN_RSS.format(label="utf-8").encode("utf-8").replace("동결".encode(), b"\xff")
+    feed = parse_feed(broken)
+    assert (feed.entries[0].title, feed.encoding) == ("한국은행 기준금리 \ufffd", UTF8_REPLACED)
 
 
 def test_character_entities_declared_in_the_doctype_still_expand():

@@ -9,14 +9,13 @@ import pytest
 from newsdesk.aws.clients import dynamodb_client
 from newsdesk.aws.raw import RawStore, feed_prefix
 from newsdesk.aws.state_table import StateTable
-from newsdesk.collect.collector import CollectPolicy, OutletCollector
-from newsdesk.collect.photo import PhotoFilter
+from newsdesk.collect.collector import CollectPolicy, EntryFilter, OutletCollector
 from newsdesk.collect.reparse import reparse
 from newsdesk.core.messages import OutletMessage
-from newsdesk.core.settings import DEFAULT_PHOTO_TITLE_PATTERNS, Settings
+from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Feed, Outlet
 from newsdesk.storage.articles import ArticleStore
-from tests.conftest import feed_bytes
+from tests.conftest import served_bytes
 
 START = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -62,7 +61,7 @@ def test_each_fetched_body_is_kept_once_with_its_metadata(collect, serve, aws_en
     (key,) = [k for k in keys if k.startswith(feed_prefix(feed))]
     assert key.split("/")[2] == "2026-12-01"
     stored = aws_env.client("s3").get_object(Bucket=os.environ["RAW_BUCKET"], Key=key)
-    assert gzip.decompress(stored["Body"].read()) == feed_bytes("good.xml")
+    assert gzip.decompress(stored["Body"].read()) == served_bytes("good.xml")
     meta = stored["Metadata"]
     assert (meta["status"], meta["category"]) == ("200", "%EC%A0%95%EC%B9%98")
     assert meta["h-last-modified"] == "Tue%2C%2001%20Dec%202026%2000%3A00%3A00%20GMT"
@@ -80,7 +79,7 @@ def test_reparse_stores_again_without_fetching(collect, serve, feed_server, raw,
         cursor.execute("DELETE FROM raw_article")
     requests_before = sum(feed_server.requests.values())
     # WHEN the stored bodies are parsed again
-    run = reparse(raw, ArticleStore(database), PhotoFilter(DEFAULT_PHOTO_TITLE_PATTERNS), START)
+    run = reparse(raw, ArticleStore(database), EntryFilter.from_settings(Settings()), START)
     # THEN the articles are back, the HTML body is explained, and nothing was fetched
     assert run.totals() == {
         "bodies": 2,
@@ -89,13 +88,14 @@ def test_reparse_stores_again_without_fetching(collect, serve, feed_server, raw,
         "new": 3,
         "duplicate": 0,
         "photo_filtered": 2,
+        "too_old": 0,
     }
     assert sum(feed_server.requests.values()) == requests_before
     (body,) = [b for b in raw.since(START) if b.feed.url == good]
     assert body.content.startswith(b"<?xml")
     assert (body.status, body.feed.category) == (200, "정치")
     # AND a second reparse finds everything stored
-    again = reparse(raw, ArticleStore(database), PhotoFilter(DEFAULT_PHOTO_TITLE_PATTERNS), START)
+    again = reparse(raw, ArticleStore(database), EntryFilter.from_settings(Settings()), START)
     assert again.totals()["new"] == 0
 
 

@@ -133,7 +133,7 @@ def _collect(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
 
 def _reparse(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk.aws.raw import RawStore
-    from newsdesk.collect.photo import PhotoFilter
+    from newsdesk.collect.collector import EntryFilter
     from newsdesk.collect.reparse import reparse
     from newsdesk.storage.articles import ArticleStore
     from newsdesk_local.driver import WORKER
@@ -142,9 +142,7 @@ def _reparse(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     with _runtime(env) as runtime:
         database = runtime.database()
         raw = RawStore(runtime.client("s3"), runtime.function_env(WORKER)["RAW_BUCKET"])
-        run = reparse(
-            raw, ArticleStore(database), PhotoFilter(settings.photo_title_patterns), args.since
-        )
+        run = reparse(raw, ArticleStore(database), EntryFilter.from_settings(settings), args.since)
         database.close()
     if args.json:
         _dump(

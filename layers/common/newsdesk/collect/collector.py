@@ -54,6 +54,24 @@ from newsdesk.core.times import format_time, utc_now
 from newsdesk.storage.articles import Article, ArticleStore
 
 logger = Logger(child=True)
+REPLACEMENT_CHARACTER = "\ufffd"
+
+
+@dataclass(frozen=True)
+class EntryFilter:
+    """What of a feed is not stored: photo news, and entries published longer ago than
+    ``max_age`` (a newly added feed, or one republishing its archive, must not flood today's
+    issues)."""
+
+    photo: PhotoFilter
+    max_age: timedelta
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> EntryFilter:
+        return cls(
+            PhotoFilter(settings.photo_title_patterns),
+            timedelta(hours=settings.entry_max_age_hours),
+        )
 
 
 @dataclass(frozen=True)
@@ -61,7 +79,7 @@ class CollectPolicy:
     fetch: FetchPolicy
     interval_seconds: float
     max_failures: int
-    photo_filter: PhotoFilter
+    entries: EntryFilter
     schedule: SchedulePolicy
     breaker: BreakerPolicy
     max_message_age: timedelta
@@ -78,7 +96,7 @@ class CollectPolicy:
             ),
             interval_seconds=settings.fetch_interval_seconds,
             max_failures=settings.outlet_max_failures,
-            photo_filter=PhotoFilter(settings.photo_title_patterns),
+            entries=EntryFilter.from_settings(settings),
             schedule=SchedulePolicy(period=period),
             breaker=BreakerPolicy(cooldown=period),
             max_message_age=timedelta(seconds=settings.message_max_age_seconds),
@@ -257,7 +275,7 @@ class OutletCollector:
             self._feed_failed(feed, state, report, at, e)
             return False
         store_entries(
-            parsed, feed, report, run.seen, self._articles, self._policy.photo_filter, self._clock()
+            parsed, feed, report, run.seen, self._articles, self._policy.entries, self._clock()
         )
         self._feed_stored(feed, state, report, at, fetched, parsed, content_hash)
         return True
@@ -323,6 +341,9 @@ _LOGGED_COUNTS = (
     "duplicate_guid",
     "photo_filtered",
     "without_link",
+    "too_old",
+    "undated",
+    "with_replacement_char",
 )
 
 
@@ -332,16 +353,26 @@ def store_entries(
     report: FeedReport,
     seen: set[str],
     articles: ArticleStore,
-    photo_filter: PhotoFilter,
+    entry_filter: EntryFilter,
     seen_at: datetime,
+    fetched_at: datetime | None = None,
 ) -> None:
-    """Filter photo news, drop what ``seen`` (this pass) has already met, store the rest, and
-    count all of it in ``report``."""
+    """Drop entries too old (at ``fetched_at``, by default ``seen_at``) and photo news, drop
+    what ``seen`` (this pass) has already met, store the rest, and count all of it in
+    ``report``."""
     report.entries_seen = len(parsed.entries) + parsed.entries_without_link
     report.without_link = parsed.entries_without_link  # or without one that can be stored
+    oldest = (fetched_at or seen_at) - entry_filter.max_age
     fresh: list[Article] = []
     for entry in parsed.entries:
-        if photo_filter.is_photo(entry.title):
+        if REPLACEMENT_CHARACTER in entry.title or REPLACEMENT_CHARACTER in entry.summary:
+            report.with_replacement_char += 1
+        if entry.published_at is None:
+            report.undated += 1
+        elif entry.published_at < oldest:
+            report.too_old += 1
+            continue
+        if entry_filter.photo.is_photo(entry.title):
             report.photo_filtered += 1
             continue
         canonical = canonical_url(entry.link)

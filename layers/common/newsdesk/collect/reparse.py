@@ -7,9 +7,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from newsdesk.aws.raw import RawStore
-from newsdesk.collect.collector import reading_feed, store_entries
+from newsdesk.collect.collector import EntryFilter, reading_feed, store_entries
 from newsdesk.collect.parse import parse_feed
-from newsdesk.collect.photo import PhotoFilter
 from newsdesk.core.errors import FeedError
 from newsdesk.core.report import FEED_FAILED, FEED_OK, FeedReport
 from newsdesk.storage.articles import ArticleStore
@@ -35,11 +34,12 @@ class ReparseRun:
             "new": sum(r.new for r in reports),
             "duplicate": sum(r.duplicate for r in reports),
             "photo_filtered": sum(r.photo_filtered for r in reports),
+            "too_old": sum(r.too_old for r in reports),
         }
 
 
 def reparse(
-    raw: RawStore, articles: ArticleStore, photo_filter: PhotoFilter, since: datetime
+    raw: RawStore, articles: ArticleStore, entry_filter: EntryFilter, since: datetime
 ) -> ReparseRun:
     run = ReparseRun()
     seen: set[str] = set()
@@ -52,7 +52,17 @@ def reparse(
         except FeedError as e:
             report.status, report.error, report.reason = FEED_FAILED, str(e), e.reason
         else:
-            store_entries(parsed, feed, report, seen, articles, photo_filter, datetime.now(UTC))
+            # too old as it was when fetched, so a body parsed again stores what it did then
+            store_entries(
+                parsed,
+                feed,
+                report,
+                seen,
+                articles,
+                entry_filter,
+                datetime.now(UTC),
+                fetched_at=body.fetched_at,
+            )
             report.status = FEED_OK
         run.bodies.append(Reparsed(body.key, body.fetched_at, report))
     return run

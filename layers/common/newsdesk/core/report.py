@@ -45,6 +45,9 @@ COUNT_KEYS = (
     "feeds_ok",
     "feeds_not_modified",
     "entries_seen",
+    "too_old",
+    "undated",
+    "with_replacement_char",
     "duplicate_in_message",
     "duplicate_url",
     "duplicate_guid",
@@ -66,6 +69,9 @@ class FeedReport:
     duplicate_guid: int = 0
     photo_filtered: int = 0
     without_link: int = 0
+    too_old: int = 0  # published longer ago than ENTRY_MAX_AGE_HOURS: not stored
+    undated: int = 0  # no date, or none plausible: stored, the collected time stands for it
+    with_replacement_char: int = 0  # U+FFFD in the title or summary: a decoding went wrong
     entries_seen: int = 0
     bytes_received: int = 0
     raw_stored: bool = False
@@ -132,6 +138,9 @@ class OutletReport:
         }
         for name in (
             "entries_seen",
+            "too_old",
+            "undated",
+            "with_replacement_char",
             "duplicate_in_message",
             "duplicate_url",
             "duplicate_guid",

@@ -53,6 +53,7 @@ class Settings:
     collect_period_seconds: int = 1800
     message_max_age_seconds: int = 1800
     photo_title_patterns: tuple[str, ...] = DEFAULT_PHOTO_TITLE_PATTERNS
+    entry_max_age_hours: float = 72.0
     user_agent: str = USER_AGENT
     state_table_name: str = "newsdesk-state"
     outlet_queue_url: str | None = None
@@ -94,6 +95,9 @@ class Settings:
             ),
             photo_title_patterns=reader.patterns(
                 "PHOTO_TITLE_PATTERNS", defaults.photo_title_patterns
+            ),
+            entry_max_age_hours=reader.number(
+                "ENTRY_MAX_AGE_HOURS", float, defaults.entry_max_age_hours, minimum=1
             ),
             user_agent=reader.text("FETCH_USER_AGENT") or defaults.user_agent,
             state_table_name=reader.text("STATE_TABLE_NAME") or defaults.state_table_name,
