@@ -70,12 +70,7 @@ class CollectPolicy:
     def from_settings(cls, settings: Settings) -> CollectPolicy:
         period = timedelta(seconds=settings.collect_period_seconds)
         return cls(
-            fetch=FetchPolicy(
-                timeout_seconds=settings.fetch_timeout_seconds,
-                max_bytes=settings.fetch_max_bytes,
-                user_agent=settings.user_agent,
-                allow_private_networks=settings.fetch_allow_private_networks,
-            ),
+            fetch=FetchPolicy.from_settings(settings),
             interval_seconds=settings.fetch_interval_seconds,
             max_failures=settings.outlet_max_failures,
             photo_filter=PhotoFilter(settings.photo_title_patterns),
