@@ -235,7 +235,8 @@ class OutletCollector:
         state.attempted(at, feed.category)
         try:
             with reading_feed(feed):
-                fetched = fetch(feed.url, self._policy.fetch, state.etag, state.last_modified)
+                policy = self._policy.fetch.with_user_agent(feed.user_agent)
+                fetched = fetch(feed.url, policy, state.etag, state.last_modified)
             report.bytes_received = fetched.wire_bytes
             content_hash = None if fetched.not_modified else body_hash(fetched.content)
             if not is_modified(fetched.status, content_hash, state.body_hash):
