@@ -58,6 +58,9 @@ class ParsedFeed:
     entries: list[Entry]
     entries_without_link: int
     ttl: str | None = None  # RSS <ttl>, minutes
+    # feedparser's: what it decoded the bytes it was handed from (utf-8 for a body newsdesk
+    # re-coded first, a Korean legacy or broken UTF-8 one)
+    encoding: str | None = None
 
 
 def parse_feed(
@@ -87,6 +90,7 @@ def parse_feed(
         entries=entries,
         entries_without_link=without_link,
         ttl=parsed.feed.get("ttl"),
+        encoding=parsed.get("encoding"),
     )
 
 
