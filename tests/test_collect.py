@@ -25,7 +25,7 @@ from newsdesk.core.schedule import (
     STATUS_NOT_MODIFIED,
     STATUS_OK,
 )
-from newsdesk.core.settings import Settings
+from newsdesk.core.settings import USER_AGENT, Settings
 from newsdesk.core.sources import Feed, Outlet
 from newsdesk.storage.articles import ArticleStore
 from newsdesk.storage.database import Database
@@ -96,6 +96,16 @@ def test_a_good_feed_is_stored_with_photos_filtered(collector, serve):
     assert state.last_success_at == state.last_attempt_at == START
     assert state.next_check_at == START + ROUND  # it published: due next round
     assert state.category == "정치"
+
+
+def test_a_feeds_own_user_agent_is_sent_for_that_feed_only(collector, serve, feed_server):
+    browser = "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0"
+    plain, insistent = serve("/a.xml", "good.xml"), serve("/b.xml", "atom.xml")
+    outlet = Outlet("A", (Feed("A", plain, "정치"), Feed("A", insistent, "경제", browser)))
+    report = collector().collect(OutletMessage(outlet, START))
+    assert [f.status for f in report.feeds] == [FEED_OK, FEED_OK]
+    sent = {path: h[0]["User-Agent"] for path, h in feed_server.request_headers.items()}
+    assert sent == {"/a.xml": USER_AGENT, "/b.xml": browser}
 
 
 def test_the_same_message_twice_writes_nothing_twice(collector, serve, feed_server, database):

@@ -38,5 +38,6 @@ def test_queued_messages_decode():
     on_demand, scheduled = (OutletMessage.from_json(m) for m in RELEASE["outlet_messages"])
     assert on_demand.outlet.name == "연합뉴스"
     assert [f.category for f in on_demand.outlet.feeds] == ["정치", "경제"]
+    assert [f.user_agent for f in on_demand.outlet.feeds] == [None, None]  # the default's
     assert (on_demand.scheduled_at, on_demand.ignore_schedule) == (AT, True)
     assert (scheduled.outlet.name, scheduled.ignore_schedule) == ("뉴시스", False)

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from newsdesk import PROJECT_URL, __version__
 from newsdesk.collect.fetch import FetchPolicy, fetch, is_blocked_address
 from newsdesk.core.errors import (
     BlockedAddressError,
@@ -29,7 +30,20 @@ def test_good_feed_is_downloaded_with_an_honest_user_agent(serve, feed_server):
     assert result.content.startswith(b"<?xml")
     assert result.content_type == "application/rss+xml; charset=utf-8"
     assert feed_server.requests["/good.xml"] == 1
-    assert USER_AGENT.startswith("newsdesk/")
+    # the header a web firewall reads names newsdesk and where to reach its people, and not
+    # the library's "python-requests", which firewalls commonly block
+    (headers,) = feed_server.request_headers["/good.xml"]
+    assert headers["User-Agent"] == USER_AGENT
+    assert f"newsdesk/{__version__} (+{PROJECT_URL}; RSS/Atom collector)" == USER_AGENT
+    assert "python-requests" not in USER_AGENT.lower()
+
+
+def test_the_policy_user_agent_is_the_one_sent(serve, feed_server):
+    url = serve("/good.xml", "good.xml")
+    fetch(url, LOOPBACK.with_user_agent("Mozilla/5.0 (X11; Linux x86_64)"))
+    fetch(url, LOOPBACK.with_user_agent(None))  # no override: the policy's own
+    sent = [h["User-Agent"] for h in feed_server.request_headers["/good.xml"]]
+    assert sent == ["Mozilla/5.0 (X11; Linux x86_64)", USER_AGENT]
 
 
 @pytest.mark.parametrize("status", [404, 500, 503])

@@ -3,7 +3,7 @@
 
 import json
 import sys
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from botocore.stub import Stubber
@@ -14,8 +14,9 @@ from newsdesk.collect.fanout import fan_out
 from newsdesk.core.errors import FanOutError
 from newsdesk.core.messages import OutletMessage
 from newsdesk.core.schedule import BreakerPolicy, OutletState
+from newsdesk.core.settings import USER_AGENT
 from newsdesk.core.sources import Feed
-from newsdesk.core.times import parse_time
+from newsdesk.core.times import format_time, parse_time
 from newsdesk_local.feedserver import Route
 from tests.conftest import invoke, load_event, rows, served_bytes, worker, worker_event
 
@@ -88,6 +89,32 @@ def test_fanout_skips_outlets_whose_breaker_is_open(aws_env, tmp_path):
     }
     assert "언론사03" not in names
     assert "언론사04" in names
+
+
+def test_a_feeds_user_agent_goes_from_the_sources_file_through_sqs_to_its_fetch(
+    aws_env, database, serve, feed_server, tmp_path
+):
+    # GIVEN an outlet whose second feed insists on a browser's User-Agent
+    browser = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_7) Safari/605.1.15"
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(
+        f'- {{source: A, url: "{serve("/p.xml", "good.xml")}", category: 정치}}\n'
+        f'- {{source: A, url: "{serve("/e.xml", "atom.xml")}", category: 경제, '
+        f'user_agent: "{browser}"}}\n',
+        encoding="utf-8",
+    )
+    # WHEN the fan-out sends its message and the worker receives it from the queue
+    invoke("fanout", load_event("fanout"), SOURCES_PATH=str(sources))
+    (sent,) = receive_all(aws_env.client("sqs"), aws_env.queue_url("OutletQueue"))
+    event = load_event("worker")
+    body = json.loads(sent["Body"])
+    body["scheduled_at"] = format_time(datetime.now(UTC))  # not stale
+    event["Records"][0]["body"] = json.dumps(body, ensure_ascii=False)
+    response = invoke("worker", event)
+    # THEN that feed alone was asked with it, the other with newsdesk's own
+    assert response["outlets"][0]["feeds_failed"] == 0
+    assert feed_server.request_headers["/p.xml"][0]["User-Agent"] == USER_AGENT
+    assert feed_server.request_headers["/e.xml"][0]["User-Agent"] == browser
 
 
 def test_fanout_with_a_broken_sources_file_sends_nothing(aws_env, tmp_path):

@@ -121,6 +121,26 @@ def test_a_utf8_feed_is_left_to_feedparser():
 
 
 @pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("<rss version='2.0'><channel><title>한글</title></channel></rss>".encode(), "utf-8"),
+        (
+            "\ufeff<rss version='2.0'><channel><title>한글</title></channel></rss>".encode(
+                "utf-16-le"
+            ),
+            "utf-16le",
+        ),
+        (
+            b"<?xml version='1.0' encoding='iso-8859-1'?><rss version='2.0'><channel/></rss>",
+            "iso-8859-1",
+        ),
+    ],
+)
+def test_the_encoding_the_feed_was_read_in_is_reported(content, expected):
+    assert parse_feed(content).encoding == expected
+
+
+@pytest.mark.parametrize(
     ("content", "content_type"),
     [
         (b"", "application/rss+xml"),

@@ -1,9 +1,12 @@
+import tomllib
 from pathlib import Path
 
 import pytest
 
+from newsdesk import PROJECT_URL
 from newsdesk.core.errors import SettingsError
 from newsdesk.core.settings import DEFAULT_PHOTO_TITLE_PATTERNS, Settings
+from tests.conftest import ROOT
 
 
 def test_defaults_follow_the_design():
@@ -19,7 +22,14 @@ def test_defaults_follow_the_design():
     assert settings.cluster_method == "seed"
     assert settings.cluster_min_size == 3
     assert settings.photo_title_patterns == DEFAULT_PHOTO_TITLE_PATTERNS
-    assert "newsdesk" in settings.user_agent
+    assert settings.user_agent.startswith("newsdesk/")
+    assert PROJECT_URL in settings.user_agent
+    assert "python-requests" not in settings.user_agent
+
+
+def test_the_user_agent_names_the_project_page_the_package_declares():
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pyproject["project"]["urls"]["Homepage"] == PROJECT_URL
 
 
 @pytest.mark.parametrize(
@@ -38,6 +48,7 @@ def test_defaults_follow_the_design():
         ({"STATE_TABLE_NAME": "t"}, "state_table_name", "t"),
         ({"CLUSTER_METHOD": "centroid"}, "cluster_method", "centroid"),
         ({"CLUSTER_THRESHOLD": "0.6"}, "cluster_threshold", 0.6),
+        ({"FETCH_USER_AGENT": "Mozilla/5.0 (X11)"}, "user_agent", "Mozilla/5.0 (X11)"),
     ],
 )
 def test_variables_are_parsed(env, attribute, expected):
@@ -57,6 +68,7 @@ def test_variables_are_parsed(env, attribute, expected):
         ({"PHOTO_TITLE_PATTERNS": '{"a": 1}'}, "PHOTO_TITLE_PATTERNS"),
         ({"CLUSTER_THRESHOLD": "1.5"}, "CLUSTER_THRESHOLD"),
         ({"CLUSTER_METHOD": "kmeans"}, "CLUSTER_METHOD"),
+        ({"FETCH_USER_AGENT": "뉴스데스크/1.0"}, "FETCH_USER_AGENT"),
     ],
 )
 def test_bad_values_name_the_variable(env, named):

@@ -30,6 +30,15 @@ def test_group_keeps_outlet_and_feed_order():
 
 
 GOOD = '- {source: A, url: "https://a.test/1", category: 정치}\n'
+BROWSER = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/131.0 Safari/537.36"
+
+
+def test_a_feed_may_name_its_own_user_agent():
+    feeds = parse_sources(
+        GOOD + f"- {{source: A, url: 'https://a.test/2', category: 경제, "
+        f"user_agent: '  {BROWSER} '}}\n"
+    )
+    assert [f.user_agent for f in feeds] == [None, BROWSER]
 
 
 @pytest.mark.parametrize(
@@ -48,6 +57,30 @@ GOOD = '- {source: A, url: "https://a.test/1", category: 정치}\n'
         (GOOD + "- {source: A, url: 'https://a.test/2', catgory: 경제}\n", "field 'catgory'"),
         (GOOD + GOOD, "entry 2: field 'url': .* is already entry 1"),
         ("- {source: A, url: [unclosed\n", "not valid YAML at line"),
+        (
+            GOOD + "- {source: A, url: 'https://a.test/2', category: 경제, user_agent: ''}\n",
+            "entry 2: field 'user_agent': empty",
+        ),
+        (
+            GOOD + "- {source: A, url: 'https://a.test/2', category: 경제, user_agent: 5}\n",
+            "entry 2: field 'user_agent': not a string",
+        ),
+        (
+            GOOD
+            + "- {source: A, url: 'https://a.test/2', category: 경제, user_agent: \"a\\nb\"}\n",
+            "entry 2: field 'user_agent': not one line of printable ASCII",
+        ),
+        (
+            GOOD + "- {source: A, url: 'https://a.test/2', category: 경제, user_agent: 브라우저}\n",
+            "entry 2: field 'user_agent': not one line of printable ASCII",
+        ),
+        (
+            GOOD
+            + "- {source: A, url: 'https://a.test/2', category: 경제, user_agent: "
+            + "x" * 513
+            + "}\n",
+            "entry 2: field 'user_agent': longer than 512",
+        ),
     ],
 )
 def test_bad_files_name_entry_and_field(text, message):
@@ -73,3 +106,16 @@ def test_cli_check_fails_on_a_bad_file_naming_entry_and_field(tmp_path, capsys):
     assert main(["sources", "check", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"{path}: entry 2: field 'url'" in err
+
+
+def test_cli_check_names_a_bad_user_agent_in_one_line(tmp_path, capsys):
+    path = tmp_path / "sources.yaml"
+    path.write_text(
+        GOOD + "- {source: B, url: 'https://b.test/1', category: 경제, "
+        'user_agent: "Mozilla/5.0\\r\\nX-Evil: 1"}\n',
+        encoding="utf-8",
+    )
+    assert main(["sources", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"newsdesk: {path}: entry 2: field 'user_agent': not one line")
+    assert err.count("\n") == 1

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.report import totals
 from newsdesk.core.settings import Settings
-from newsdesk.core.sources import group_by_outlet, load_sources
+from newsdesk.core.sources import Outlet, group_by_outlet, load_sources
 from newsdesk.core.times import format_time, parse_time
 
 if TYPE_CHECKING:
@@ -70,6 +70,15 @@ def _parser() -> argparse.ArgumentParser:
     sources_commands = sources.add_subparsers(required=True, metavar="COMMAND")
     check = sources_commands.add_parser("check", help="validate a sources.yaml")
     check.add_argument("path", type=Path)
+    check.add_argument(
+        "--live",
+        action="store_true",
+        help="then fetch every feed once, as the worker would, and say how each answered",
+    )
+    check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.add_argument(
+        "--concurrency", type=_positive, default=4, help="with --live: outlets at once (4)"
+    )
     check.set_defaults(run=_sources_check)
 
     cluster = commands.add_parser("cluster", help="run one clustering pass locally")
@@ -286,13 +295,54 @@ def _migrate(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
 def _sources_check(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     feeds = load_sources(args.path)
     outlets = group_by_outlet(feeds)
+    if args.live:
+        return _sources_check_live(args, outlets, Settings.from_env(env), out)
     categories = sorted({f.category for f in feeds})
+    if args.json:
+        _dump({"feeds": len(feeds), "outlets": len(outlets), "categories": categories}, out)
+        return 0
     print(
         f"{args.path}: ok: {len(feeds)} feeds, {len(outlets)} outlets, "
         f"{len(categories)} categories ({', '.join(categories)})",
         file=out,
     )
     return 0
+
+
+def _sources_check_live(
+    args: argparse.Namespace, outlets: list[Outlet], settings: Settings, out: TextIO
+) -> int:
+    from newsdesk.collect.fetch import FetchPolicy
+    from newsdesk_local.feedcheck import check_outlets, failed_outlets, summary
+
+    if not args.json:
+        feeds = sum(len(o.feeds) for o in outlets)
+        print(
+            f"{args.path}: valid; fetching its {feeds} feeds of {len(outlets)} outlets once each",
+            file=out,
+            flush=True,
+        )
+    checks = check_outlets(
+        outlets,
+        FetchPolicy.from_settings(settings),
+        settings.fetch_interval_seconds,
+        args.concurrency,
+    )
+    failed = sum(not c.ok for c in checks)
+    if args.json:
+        totals = {
+            "feeds": len(checks),
+            "outlets": len(outlets),
+            "ok": len(checks) - failed,
+            "failed": failed,
+            "outlets_failed": failed_outlets(checks),
+        }
+        _dump({"feeds": [c.as_dict() for c in checks], "totals": totals}, out)
+    else:
+        for check in checks:
+            print(check.line(), file=out)
+        print(summary(checks), file=out)
+    return 1 if failed else 0
 
 
 def _demo(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:

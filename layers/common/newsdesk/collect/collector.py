@@ -88,12 +88,7 @@ class CollectPolicy:
     def from_settings(cls, settings: Settings) -> CollectPolicy:
         period = timedelta(seconds=settings.collect_period_seconds)
         return cls(
-            fetch=FetchPolicy(
-                timeout_seconds=settings.fetch_timeout_seconds,
-                max_bytes=settings.fetch_max_bytes,
-                user_agent=settings.user_agent,
-                allow_private_networks=settings.fetch_allow_private_networks,
-            ),
+            fetch=FetchPolicy.from_settings(settings),
             interval_seconds=settings.fetch_interval_seconds,
             max_failures=settings.outlet_max_failures,
             entries=EntryFilter.from_settings(settings),
@@ -258,7 +253,8 @@ class OutletCollector:
         state.attempted(at, feed.category)
         try:
             with reading_feed(feed):
-                fetched = fetch(feed.url, self._policy.fetch, state.etag, state.last_modified)
+                policy = self._policy.fetch.with_user_agent(feed.user_agent)
+                fetched = fetch(feed.url, policy, state.etag, state.last_modified)
             report.bytes_received = fetched.wire_bytes
             content_hash = None if fetched.not_modified else body_hash(fetched.content)
             if not is_modified(fetched.status, content_hash, state.body_hash):

@@ -20,12 +20,7 @@ from dataclasses import dataclass
 _XML_DECLARATION = re.compile(rb"^\s*<\?xml[^>]*?encoding=[\"']([A-Za-z0-9._-]+)[\"'][^>]*\?>")
 _DECLARED = re.compile(rb"^(\s*<\?xml[^>]*?encoding=[\"'])[A-Za-z0-9._-]+")
 _CHARSET = re.compile(r"charset=[\"']?([A-Za-z0-9._-]+)", re.IGNORECASE)
-_BOMS = (
-    (codecs.BOM_UTF32_BE, "utf-32-be"),  # before UTF-16's: UTF-32 LE's begins like UTF-16 LE's
-    (codecs.BOM_UTF32_LE, "utf-32-le"),
-    (codecs.BOM_UTF16_BE, "utf-16-be"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"),
-)
+_BOMS = (codecs.BOM_UTF32_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF16_LE)
 # XML 1.0, appendix F: how "<?xml" begins in encodings that are not ASCII-compatible.
 _WIDE_STARTS = (
     b"\x00\x00\x00\x3c",  # UTF-32 BE
@@ -43,7 +38,7 @@ UTF8_REPLACED = "utf-8 (invalid bytes replaced)"
 class Decoded:
     content: bytes
     headers: dict[str, str]  # the response headers to give feedparser
-    encoding: str | None  # what was decided here; None: left to feedparser
+    encoding: str | None  # what was decided here; None: what the document says
     utf8: bool  # content is UTF-8 and labelled so (what the fast parser reads)
 
 
@@ -58,9 +53,8 @@ def declared_encoding(content: bytes, content_type: str | None) -> str | None:
 
 def decode_feed(content: bytes, content_type: str | None) -> Decoded:
     as_is = {"content-type": content_type} if content_type else {}
-    for bom, name in _BOMS:
-        if content.startswith(bom):
-            return Decoded(content, as_is, name, utf8=False)
+    if content.startswith(_BOMS):
+        return Decoded(content, as_is, None, utf8=False)
     if content.startswith(codecs.BOM_UTF8):
         body = content[len(codecs.BOM_UTF8) :]
         if _is_utf8(body):
@@ -71,8 +65,7 @@ def decode_feed(content: bytes, content_type: str | None) -> Decoded:
     label = declared_encoding(content, content_type)
     codec = _codec(label) if label else "utf-8"
     if content.isascii():  # every label but a wide one reads it alike: feedparser reads it
-        compatible = _ascii_compatible(codec)
-        return Decoded(content, as_is, codec if compatible else None, utf8=compatible)
+        return Decoded(content, as_is, None, utf8=_ascii_compatible(codec))
     if _is_utf8(content):
         return _relabelled(content, content_type, "utf-8", already=codec == "utf-8")
     if codec in _KOREAN_LEGACY:

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import requests
@@ -34,6 +34,7 @@ from newsdesk.core.errors import (
     ResponseTooLargeError,
 )
 from newsdesk.core.fetched import FetchResult
+from newsdesk.core.settings import Settings
 
 CHUNK_BYTES = 16 * 1024
 MAX_REDIRECTS = 5
@@ -45,6 +46,19 @@ class FetchPolicy:
     max_bytes: int
     user_agent: str
     allow_private_networks: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> FetchPolicy:
+        return cls(
+            timeout_seconds=settings.fetch_timeout_seconds,
+            max_bytes=settings.fetch_max_bytes,
+            user_agent=settings.user_agent,
+            allow_private_networks=settings.fetch_allow_private_networks,
+        )
+
+    def with_user_agent(self, user_agent: str | None) -> FetchPolicy:
+        """This policy with a feed's own User-Agent, when it has one."""
+        return replace(self, user_agent=user_agent) if user_agent else self
 
 
 def is_blocked_address(address: str) -> bool:

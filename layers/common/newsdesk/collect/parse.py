@@ -16,7 +16,7 @@ from urllib.parse import urljoin, urlsplit
 import feedparser
 
 from newsdesk.collect.dates import to_datetime
-from newsdesk.collect.decode import Decoded, decode_feed
+from newsdesk.collect.decode import Decoded, declared_encoding, decode_feed
 from newsdesk.collect.rss import Item, read_rss
 from newsdesk.core.entry import Entry
 from newsdesk.core.errors import FeedParseError
@@ -62,8 +62,9 @@ def parse_feed(
     decoded = decode_feed(content, content_type)
     content = without_unsafe_entities(decoded.content)
     channel = read_rss(content) if fast and decoded.utf8 else None
-    if channel is not None:
-        version, ttl, encoding, items = "rss20", channel.ttl, decoded.encoding, channel.items
+    if channel is not None:  # an ASCII body, as labelled, or one decided here
+        label = decoded.encoding or declared_encoding(content, content_type) or "utf-8"
+        version, ttl, encoding, items = "rss20", channel.ttl, label.lower(), channel.items
     else:
         version, ttl, encoding, items = _read_with_feedparser(content, decoded)
     entries: list[Entry] = []

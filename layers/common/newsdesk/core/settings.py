@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from newsdesk import __version__
+from newsdesk import PROJECT_URL, __version__
 from newsdesk.core.errors import SettingsError
 
 # The seed's photo-news prefixes. Photo articles carry a picture and a caption, nothing a
@@ -33,7 +33,10 @@ DEFAULT_PHOTO_TITLE_PATTERNS: tuple[str, ...] = (
 # none of them (tests/test_clustering.py checks that the two agree).
 CLUSTER_METHODS = ("seed", "centroid")
 
-USER_AGENT = f"newsdesk/{__version__} (RSS/Atom collector; python-requests)"
+# Who is asking and where to read about it (the "+URL" convention of crawlers). Not the
+# library's "python-requests", a substring web firewalls commonly block.
+USER_AGENT = f"newsdesk/{__version__} (+{PROJECT_URL}; RSS/Atom collector)"
+MAX_USER_AGENT_LENGTH = 512
 
 N = TypeVar("N", int, float)
 
@@ -99,7 +102,7 @@ class Settings:
             entry_max_age_hours=reader.number(
                 "ENTRY_MAX_AGE_HOURS", float, defaults.entry_max_age_hours, minimum=1
             ),
-            user_agent=reader.text("FETCH_USER_AGENT") or defaults.user_agent,
+            user_agent=reader.user_agent("FETCH_USER_AGENT") or defaults.user_agent,
             state_table_name=reader.text("STATE_TABLE_NAME") or defaults.state_table_name,
             outlet_queue_url=reader.text("OUTLET_QUEUE_URL"),
             raw_bucket=reader.text("RAW_BUCKET"),
@@ -123,6 +126,20 @@ class Settings:
         return self.outlet_queue_url
 
 
+def user_agent_problem(value: str) -> str | None:
+    """What makes ``value`` unfit for a User-Agent header, or None: it must be one line of
+    printable ASCII (HTTP header values are bytes; requests refuses a newline), not empty,
+    at most MAX_USER_AGENT_LENGTH characters."""
+    if not value.strip():
+        return "empty"
+    if len(value) > MAX_USER_AGENT_LENGTH:
+        return f"longer than {MAX_USER_AGENT_LENGTH} characters ({len(value)})"
+    bad = next((c for c in value if not " " <= c <= "~"), None)
+    if bad is not None:
+        return f"not one line of printable ASCII (contains {bad!r})"
+    return None
+
+
 class _Reader:
     """Parses one variable at a time and names it in every error."""
 
@@ -132,6 +149,13 @@ class _Reader:
     def text(self, name: str) -> str | None:
         value = self._env.get(name, "").strip()
         return value or None
+
+    def user_agent(self, name: str) -> str | None:
+        value = self.text(name)
+        problem = user_agent_problem(value) if value is not None else None
+        if problem:
+            raise SettingsError(f"{name}: {problem}")
+        return value
 
     def path(self, name: str) -> Path | None:
         value = self.text(name)

@@ -1,4 +1,5 @@
-"""sources.yaml: the list of feeds, in the seed's format ``{source, url, category}``.
+"""sources.yaml: the list of feeds, in the seed's format ``{source, url, category}``, and an
+optional ``user_agent`` for a feed whose outlet refuses anything but a browser's.
 
 One outlet (``source``) has many feeds. A file is validated whole before anything is sent, and
 every error names the file, the entry (counted from 1) and the field.
@@ -16,8 +17,10 @@ from urllib.parse import urlsplit
 import yaml
 
 from newsdesk.core.errors import SourcesError
+from newsdesk.core.settings import user_agent_problem
 
 FIELDS = ("source", "url", "category")
+OPTIONAL_FIELDS = ("user_agent",)
 BUNDLED = "sources.yaml"
 
 
@@ -26,6 +29,7 @@ class Feed:
     source: str
     url: str
     category: str
+    user_agent: str | None = None  # the feed's own User-Agent; None: FETCH_USER_AGENT's
 
 
 @dataclass(frozen=True)
@@ -75,9 +79,10 @@ def _parse_entry(entry: Any, name: str, number: int) -> Feed:
     where = f"{name}: entry {number}"
     if not isinstance(entry, dict):
         raise SourcesError(f"{where}: expected a mapping with {', '.join(FIELDS)}")
-    unknown = sorted(str(key) for key in entry if key not in FIELDS)
+    unknown = sorted(str(key) for key in entry if key not in FIELDS + OPTIONAL_FIELDS)
     if unknown:
-        raise SourcesError(f"{where}: field {unknown[0]!r}: unknown (expected {', '.join(FIELDS)})")
+        expected = ", ".join(FIELDS) + f" and optionally {', '.join(OPTIONAL_FIELDS)}"
+        raise SourcesError(f"{where}: field {unknown[0]!r}: unknown (expected {expected})")
     values: dict[str, str] = {}
     for field in FIELDS:
         value = entry.get(field)
@@ -87,7 +92,19 @@ def _parse_entry(entry: Any, name: str, number: int) -> Feed:
     parts = urlsplit(values["url"])
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise SourcesError(f"{where}: field 'url': not an http(s) URL: {values['url']!r}")
-    return Feed(**values)
+    return Feed(**values, user_agent=_user_agent(entry, where))
+
+
+def _user_agent(entry: dict[Any, Any], where: str) -> str | None:
+    if "user_agent" not in entry:
+        return None
+    value = entry["user_agent"]
+    if not isinstance(value, str):
+        raise SourcesError(f"{where}: field 'user_agent': not a string")
+    problem = user_agent_problem(value.strip())
+    if problem:
+        raise SourcesError(f"{where}: field 'user_agent': {problem}")
+    return value.strip()
 
 
 def group_by_outlet(feeds: Sequence[Feed]) -> list[Outlet]:
