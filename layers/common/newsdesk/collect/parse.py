@@ -62,6 +62,7 @@ def parse_feed(
     decoded = decode_feed(content, content_type)
     content = without_unsafe_entities(decoded.content)
     channel = read_rss(content) if fast and decoded.utf8 else None
+    encoding: str | None
     if channel is not None:  # an ASCII body, as labelled, or one decided here
         label = decoded.encoding or declared_encoding(content, content_type) or "utf-8"
         version, ttl, encoding, items = "rss20", channel.ttl, label.lower(), channel.items
