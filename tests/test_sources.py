@@ -1,8 +1,13 @@
+import re
+from pathlib import Path
+
 import pytest
 
 from newsdesk.core.errors import SourcesError
 from newsdesk.core.sources import Feed, group_by_outlet, load_sources, parse_sources
 from newsdesk_local.cli import main
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "sources.md"
 
 
 def test_bundled_sources_cover_korean_outlets():
@@ -10,9 +15,24 @@ def test_bundled_sources_cover_korean_outlets():
     outlets = group_by_outlet(feeds)
     names = {o.name for o in outlets}
     assert {"연합뉴스", "뉴시스"} <= names
-    assert len(outlets) >= 8
+    assert len(outlets) >= 20
     assert all(len({f.category for f in o.feeds}) >= 3 for o in outlets)
     assert all(f.url.startswith("https://") for f in feeds)
+
+
+def test_every_bundled_feed_is_documented_with_its_outlet():
+    # docs/sources.md cites the public material that confirms each feed, per outlet
+    docs = DOCS.read_text(encoding="utf-8")
+    sections = dict(
+        (part.split("\n", 1)[0].rsplit(" (", 1)[0], part) for part in docs.split("\n### ")[1:]
+    )
+    for outlet in group_by_outlet(load_sources()):
+        assert outlet.name in sections, outlet.name
+        assert sections[outlet.name].split("\n", 1)[0].endswith(f"({len(outlet.feeds)})")
+        for feed in outlet.feeds:
+            # the whole URL, not a prefix of a longer one (?cate=1 must not match ?cate=13)
+            pattern = re.escape(feed.url) + r"(?![\w/?=&%.-]*[\w/=&%-])"
+            assert re.search(pattern, sections[outlet.name]), feed.url
 
 
 def test_group_keeps_outlet_and_feed_order():
