@@ -83,3 +83,37 @@ def test_what_is_not_an_http_url_comes_back_as_it_was(text):
 )
 def test_tracking_names(name, tracking):
     assert is_tracking(name) is tracking
+
+
+# Issue 12, point 4: a percent-escape that is not UTF-8 is kept as its byte. EUC-KR section
+# names in a query, as older Korean sites write them: each must be a key of its own.
+SECTIONS = "정치 경제 사회 국제 문화 스포츠 연예 생활 과학 IT 오피니언 전국 지역 세계 북한 산업"
+
+
+def euc_kr(text):
+    return "".join(f"%{byte:02X}" for byte in text.encode("euc-kr"))
+
+
+def test_euc_kr_section_names_are_keys_of_their_own():
+    names = SECTIONS.split()
+    keys = {canonical_url(f"https://n.test/list.php?sec={euc_kr(name)}") for name in names}
+    assert len(names) == 16
+    assert len(keys) == 16
+
+
+@pytest.mark.parametrize(
+    ("url", "key"),
+    [
+        # 경제 in EUC-KR: the escapes kept, spelled in capitals
+        ("https://n.test/a?sec=%b0%e6%c1%a6", "https://n.test/a?sec=%B0%E6%C1%A6"),
+        ("https://n.test/a%b0%e6?sec=%B0%E6", "https://n.test/a%B0%E6?sec=%B0%E6"),
+        # a valid UTF-8 sequence before an invalid byte: both kept as escapes
+        ("https://n.test/a?q=%ED%95%9C%FF", "https://n.test/a?q=%ED%95%9C%FF"),
+        # a percent sign that starts no escape is itself escaped
+        ("https://n.test/100%?q=5%", "https://n.test/100%25?q=5%25"),
+        ("https://n.test/%%61b", "https://n.test/%25ab"),
+    ],
+)
+def test_escapes_that_are_not_utf_8_are_kept(url, key):
+    assert canonical_url(url) == key
+    assert canonical_url(key) == key

@@ -10,7 +10,7 @@ other query parameter (article ids live there: ``?idxno=``, ``?aid=&oid=``) — 
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+from urllib.parse import quote, quote_from_bytes, unquote_to_bytes, urlsplit, urlunsplit
 
 # Tracking parameters (miniflux's list and its sources), compared in lower case.
 TRACKING_PARAMETERS = frozenset(
@@ -77,7 +77,8 @@ TRACKING_PARAMETERS = frozenset(
 TRACKING_PREFIXES = ("utm_", "mtm_", "pk_")
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
-_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+# An escape, captured, so that re.split gives text and escapes in turn.
+_ESCAPE = re.compile(r"(%[0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _PATH_SAFE = "/:@!$&'()*+,;=-._~"
 
@@ -102,11 +103,7 @@ def canonical_url(url: str) -> str:
     host = _host(parts.hostname)
     netloc = host if port in (None, *DEFAULT_PORTS.values()) else f"{host}:{port}"
     path = _path(parts.path)
-    query = "&".join(
-        f"{quote(name, safe='-._~')}={quote(value, safe='-._~')}"
-        for name, value in sorted(parse_qsl(parts.query, keep_blank_values=True))
-        if not is_tracking(name)
-    )
+    query = _query(parts.query)
     # http and https name the same article: the canonical form says https.
     return urlunsplit(("https", netloc, path, query, ""))
 
@@ -120,19 +117,46 @@ def _host(hostname: str) -> str:
 
 
 def _path(path: str) -> str:
-    normalised = quote(_decode_unreserved(_remove_dot_segments(path)), safe=_PATH_SAFE + "%")
-    normalised = _ESCAPE.sub(lambda m: "%" + m.group(1).upper(), normalised)
+    normalised = _requote(_remove_dot_segments(path), safe=_PATH_SAFE)
     return normalised.rstrip("/") or "/"
 
 
-def _decode_unreserved(text: str) -> str:
-    """%41 → A, and so on for unreserved characters only: %2F stays an escaped slash."""
+def _requote(text: str, safe: str) -> str:
+    """Percent-encoding spelled one way: an escape of an unreserved character decoded (%41 → A),
+    any other escape kept, in capitals (%2f → %2F: an escaped slash is not a slash, and %b0 stays
+    the byte it is, UTF-8 or not), and what should have been escaped — a space, a non-ASCII
+    character, a % that starts no escape — escaped as its UTF-8 bytes."""
+    pieces = _ESCAPE.split(text)  # text, escape, text, … : the escapes at the odd places
+    return "".join(
+        _unreserved(piece) if index % 2 else quote(piece, safe=safe, errors="surrogatepass")
+        for index, piece in enumerate(pieces)
+    )
 
-    def decode(match: re.Match[str]) -> str:
-        char = chr(int(match.group(1), 16))
-        return char if char in _UNRESERVED else "%" + match.group(1).upper()
 
-    return _ESCAPE.sub(decode, text)
+def _unreserved(escape: str) -> str:
+    char = chr(int(escape[1:], 16))
+    return char if char in _UNRESERVED else escape.upper()
+
+
+def _query(query: str) -> str:
+    """The parameters, tracking ones dropped, in order, each name and value read as the bytes an
+    application reads (``+`` a space, every escape decoded) and escaped again one way. Bytes, not
+    text: an EUC-KR value such as ``%B0%E6%C1%A6`` is not UTF-8 and must not be replaced by
+    U+FFFD, or every such value would be one key."""
+    fields = []
+    for field in query.split("&"):
+        if field:
+            name, _, value = field.partition("=")
+            fields.append((_form_bytes(name), _form_bytes(value)))
+    return "&".join(
+        f"{quote_from_bytes(name, safe='')}={quote_from_bytes(value, safe='')}"
+        for name, value in sorted(fields)  # byte order: code point order for UTF-8
+        if not is_tracking(name.decode("utf-8", "replace"))
+    )
+
+
+def _form_bytes(text: str) -> bytes:
+    return unquote_to_bytes(text.replace("+", " ").encode("utf-8", "surrogatepass"))
 
 
 def _remove_dot_segments(path: str) -> str:
