@@ -117,3 +117,19 @@ def test_euc_kr_section_names_are_keys_of_their_own():
 def test_escapes_that_are_not_utf_8_are_kept(url, key):
     assert canonical_url(url) == key
     assert canonical_url(key) == key
+
+
+@pytest.mark.parametrize(
+    ("url", "key"),
+    [
+        ("https://n.test/a/%2E%2E/b", "https://n.test/b"),
+        ("https://n.test/a/%2e%2E/b", "https://n.test/b"),
+        ("https://n.test/a/.%2E/b", "https://n.test/b"),
+        ("https://n.test/a/%2E/b", "https://n.test/a/b"),
+        ("https://n.test/a/b/%2E%2E", "https://n.test/a"),
+        ("https://n.test/a/%2E%2E%2Fb", "https://n.test/a/..%2Fb"),  # one segment, not a dot one
+    ],
+)
+def test_escaped_dot_segments_are_removed_like_dot_segments(url, key):
+    assert canonical_url(url) == key
+    assert canonical_url(key) == key

@@ -117,7 +117,9 @@ def _host(hostname: str) -> str:
 
 
 def _path(path: str) -> str:
-    normalised = _requote(_remove_dot_segments(path), safe=_PATH_SAFE)
+    # Escapes first: %2E%2E is a ".." segment (RFC 3986, section 6.2.2.3), and removing it
+    # before it is decoded would leave a ".." for the next pass to remove.
+    normalised = _remove_dot_segments(_requote(path, safe=_PATH_SAFE))
     return normalised.rstrip("/") or "/"
 
 
