@@ -133,3 +133,16 @@ def test_escapes_that_are_not_utf_8_are_kept(url, key):
 def test_escaped_dot_segments_are_removed_like_dot_segments(url, key):
     assert canonical_url(url) == key
     assert canonical_url(key) == key
+
+
+@pytest.mark.parametrize(
+    ("url", "key"),
+    [
+        ("http://[::1]/a", "https://[::1]/a"),
+        ("http://[::1]:443/a", "https://[::1]/a"),
+        ("http://[2001:DB8::1]:8080/a?b=1#c", "https://[2001:db8::1]:8080/a?b=1"),
+    ],
+)
+def test_ipv6_addresses_keep_their_brackets(url, key):
+    assert canonical_url(url) == key
+    assert canonical_url(key) == key

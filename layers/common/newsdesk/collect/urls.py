@@ -109,6 +109,8 @@ def canonical_url(url: str) -> str:
 
 
 def _host(hostname: str) -> str:
+    if ":" in hostname:  # an IPv6 address, which urlsplit gives without its brackets
+        return f"[{hostname.lower()}]"
     host = hostname.lower().rstrip(".")
     try:
         return host.encode("idna").decode("ascii")
