@@ -146,3 +146,31 @@ def test_escaped_dot_segments_are_removed_like_dot_segments(url, key):
 def test_ipv6_addresses_keep_their_brackets(url, key):
     assert canonical_url(url) == key
     assert canonical_url(key) == key
+
+
+@pytest.mark.parametrize(
+    ("url", "key"),
+    [
+        # IDNA 2008, UTS 46 mapping: ß and ς are letters of their own (IDNA 2003: ss and σ)
+        ("https://faß.de/a", "https://xn--fa-hia.de/a"),
+        ("https://FASS.de/a", "https://fass.de/a"),
+        ("https://ExAmPle.РФ/a", "https://example.xn--p1ai/a"),
+        ("https://xn--Mnchen-3ya.de/a", "https://xn--mnchen-3ya.de/a"),
+        # the IDNA full stops, a trailing one too
+        ("https://example。com。/a", "https://example.com/a"),
+        ("https://example．com．/a", "https://example.com/a"),
+        ("https://example｡com｡/a", "https://example.com/a"),
+        # hosts IDNA 2008 refuses keep their spelling, lower case, non-ASCII escaped
+        ("https://My_Host.n.test/a", "https://my_host.n.test/a"),
+        ("https://xn--bad-label.n.test/a", "https://xn--bad-label.n.test/a"),
+        ("https://.éxample.test/a", "https://.%c3%a9xample.test/a"),
+        ("https://i❤.ws/a", "https://i%e2%9d%a4.ws/a"),  # no emoji in IDNA 2008
+    ],
+)
+def test_hosts_are_idna_2008(url, key):
+    assert canonical_url(url) == key
+    assert canonical_url(key) == key
+
+
+def test_idna_2008_keeps_sharp_s_apart():
+    assert canonical_url("https://faß.de/a") != canonical_url("https://fass.de/a")

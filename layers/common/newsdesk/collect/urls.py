@@ -9,8 +9,11 @@ other query parameter (article ids live there: ``?idxno=``, ``?aid=&oid=``) — 
 
 from __future__ import annotations
 
+import functools
 import re
 from urllib.parse import quote, quote_from_bytes, unquote_to_bytes, urlsplit, urlunsplit
+
+import idna
 
 # Tracking parameters (miniflux's list and its sources), compared in lower case.
 TRACKING_PARAMETERS = frozenset(
@@ -81,6 +84,9 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 _ESCAPE = re.compile(r"(%[0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _PATH_SAFE = "/:@!$&'()*+,;=-._~"
+_HOST_SAFE = "!$&'()*+,;=-._~"
+# The full stops UTS 46 reads as ".": ideographic, full-width and half-width ideographic.
+_FULL_STOPS = str.maketrans(dict.fromkeys("\u3002\uff0e\uff61", "."))
 
 
 def is_tracking(name: str) -> bool:
@@ -101,6 +107,8 @@ def canonical_url(url: str) -> str:
     if scheme not in DEFAULT_PORTS or not parts.hostname:
         return text
     host = _host(parts.hostname)
+    if not host:  # "http://./": dots only
+        return text
     netloc = host if port in (None, *DEFAULT_PORTS.values()) else f"{host}:{port}"
     path = _path(parts.path)
     query = _query(parts.query)
@@ -108,14 +116,20 @@ def canonical_url(url: str) -> str:
     return urlunsplit(("https", netloc, path, query, ""))
 
 
+@functools.lru_cache(maxsize=1024)
 def _host(hostname: str) -> str:
+    """``hostname`` (lower case, from urlsplit) as IDNA 2008 with UTS 46 mapping spells it: ß
+    stays ß (IDNA 2003 made faß.de fass.de, another domain). A host IDNA 2008 refuses (an
+    underscore, an emoji, an empty label) keeps its spelling, its non-ASCII characters escaped,
+    so that the key is ASCII. Cached: a run meets a few hosts many times."""
     if ":" in hostname:  # an IPv6 address, which urlsplit gives without its brackets
-        return f"[{hostname.lower()}]"
-    host = hostname.lower().rstrip(".")
+        return f"[{hostname}]"
+    host = hostname.translate(_FULL_STOPS).rstrip(".")  # a trailing 。 is a trailing dot
     try:
-        return host.encode("idna").decode("ascii")
-    except UnicodeError:
-        return host
+        return idna.encode(host, uts46=True).decode("ascii")
+    except UnicodeError:  # idna.IDNAError is one
+        # lower() again: urlsplit lower-cased the escapes, _requote writes them in capitals
+        return _requote(host, safe=_HOST_SAFE).lower()
 
 
 def _path(path: str) -> str:
