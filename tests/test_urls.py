@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from newsdesk.collect.host_aliases import HOST_ALIASES, HOST_ALIASES_VERSION, NOT_ALIASED
 from newsdesk.urls import canonical_url, is_tracking
 from tests.url_cases import well_formed
 
@@ -49,6 +50,11 @@ APART = [  # the red list: these must never merge
     ("https://n.test:8080/a", "https://n.test/a"),
     ("https://a.n.test/x", "https://b.n.test/x"),
     ("https://n.test/a?q=a%26b", "https://n.test/a?q=a&b"),
+    # host aliases are a list, not a rule; AMP pages stay apart (their paths differ)
+    ("https://m.n.test/a", "https://www.n.test/a"),
+    ("https://m.chosun.com/a", "https://www.chosun.com/a"),
+    ("https://m.yna.co.kr/amp/view/AKR1", "https://www.yna.co.kr/view/AKR1"),
+    ("https://n.test/a?sec=%B0%E6%C1%A6", "https://n.test/a?sec=%B1%B9%C1%A6"),  # 경제, 국제
 ]
 
 
@@ -302,3 +308,51 @@ def test_red_list_stays_apart_however_each_side_is_spelled(data, pair):
     left, right = (varied(data, url) for url in pair)
     assert canonical_url(left) == canonical_url(pair[0])
     assert canonical_url(left) != canonical_url(right)
+
+
+@pytest.mark.parametrize(
+    ("mobile", "desktop"),
+    [
+        (
+            "https://m.yna.co.kr/view/AKR20210310060200054",
+            "https://www.yna.co.kr/view/AKR20210310060200054",
+        ),
+        ("http://M.YNA.CO.KR/view/AKR1?utm_source=x#c", "https://www.yna.co.kr/view/AKR1"),
+        (
+            "https://mobile.newsis.com/view/NISX20260206_0003505448",
+            "https://www.newsis.com/view/NISX20260206_0003505448",
+        ),
+        (
+            "https://m.hani.co.kr/arti/society/environment/954997.html",
+            "https://www.hani.co.kr/arti/society/environment/954997.html",
+        ),
+        (
+            "https://m.khan.co.kr/national/court-law/article/202107211640001",
+            "https://www.khan.co.kr/national/court-law/article/202107211640001",
+        ),
+        ("https://m.mk.co.kr/news/stock/11160843", "https://www.mk.co.kr/news/stock/11160843"),
+        (
+            "https://m.hankookilbo.com/News/Read/A2022071811470005505",
+            "https://www.hankookilbo.com/News/Read/A2022071811470005505",
+        ),
+        ("https://mnews.joins.com/article/24102866", "https://news.joins.com/article/24102866"),
+    ],
+)
+def test_an_outlets_mobile_host_is_its_desktop_host(mobile, desktop):
+    assert canonical_url(mobile) == canonical_url(desktop) == canonical_url(canonical_url(mobile))
+
+
+def test_the_alias_list_is_versioned_and_one_step():
+    assert isinstance(HOST_ALIASES_VERSION, int)
+    assert HOST_ALIASES_VERSION >= 1
+    # one step: no desktop host is itself aliased, so a key is its own key
+    assert not set(HOST_ALIASES.values()) & set(HOST_ALIASES)
+    assert not set(NOT_ALIASED) & set(HOST_ALIASES)
+    for host in [*HOST_ALIASES, *HOST_ALIASES.values(), *NOT_ALIASED]:
+        assert host.isascii()
+        assert host == host.lower()
+
+
+@pytest.mark.parametrize("host", sorted(NOT_ALIASED))
+def test_a_mobile_host_not_listed_keeps_its_own_key(host):
+    assert canonical_url(f"https://{host}/a") == f"https://{host}/a"

@@ -1,10 +1,13 @@
 """Canonical article URLs: the key de-duplication uses.
 
 Two links are the same article when they differ only in what does not name a resource: the
-scheme (http and https), the case of the scheme and host, an IDNA host spelled in Unicode,
-default ports, a fragment, a trailing slash, tracking parameters, the order of the remaining
-query parameters, and how percent-encoding is spelled. Everything else — the path's case, any
-other query parameter (article ids live there: ``?idxno=``, ``?aid=&oid=``) — keeps them apart.
+scheme (http and https), the case of the scheme and host, an IDNA host spelled in Unicode
+(IDNA 2008: faß.de is not fass.de), default ports, a fragment, a trailing slash, tracking
+parameters, the order of the remaining query parameters, how percent-encoding is spelled, and
+an outlet's mobile host where host_aliases lists it (m.yna.co.kr is www.yna.co.kr). Everything
+else — the path's case, any other query parameter (article ids live there: ``?idxno=``,
+``?aid=&oid=``), a byte that is not UTF-8 (an EUC-KR ``?sec=%B0%E6%C1%A6``) — keeps them apart.
+Any string gives a key without raising, and a key is its own key.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import re
 from urllib.parse import quote, quote_from_bytes, unquote_to_bytes, urlsplit, urlunsplit
 
 import idna
+
+from newsdesk.collect.host_aliases import HOST_ALIASES
 
 # Tracking parameters (miniflux's list and its sources), compared in lower case.
 TRACKING_PARAMETERS = frozenset(
@@ -109,6 +114,7 @@ def canonical_url(url: str) -> str:
     host = _host(parts.hostname)
     if not host:  # "http://./": dots only
         return text
+    host = HOST_ALIASES.get(host, host)  # an outlet's mobile host, where it is listed
     netloc = host if port in (None, *DEFAULT_PORTS.values()) else f"{host}:{port}"
     path = _path(parts.path)
     query = _query(parts.query)
