@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from newsdesk.collect.host_aliases import HOST_ALIASES, HOST_ALIASES_VERSION, NOT_ALIASED
 from newsdesk.urls import canonical_url, is_tracking
-from tests.url_cases import well_formed
+from tests.url_cases import CASES, problems, well_formed
 
 SAME = [
     # scheme and host case, http/https, default ports, fragments, trailing slash
@@ -356,3 +356,11 @@ def test_the_alias_list_is_versioned_and_one_step():
 @pytest.mark.parametrize("host", sorted(NOT_ALIASED))
 def test_a_mobile_host_not_listed_keeps_its_own_key(host):
     assert canonical_url(f"https://{host}/a") == f"https://{host}/a"
+
+
+@pytest.mark.parametrize(
+    "case", CASES, ids=[f"{case.project}-{index}" for index, case in enumerate(CASES)]
+)
+def test_the_cases_of_w3lib_url_normalize_and_courlan_hold(case):
+    """tests/url_cases.py: which cases, from where, and the ones left out and why."""
+    assert problems(case) == []
