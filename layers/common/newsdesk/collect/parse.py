@@ -32,7 +32,6 @@ _TAGS = re.compile(r"<[^>]+>")
 _HIDDEN = re.compile(
     r"<(script|style)\b.*?(?:</\1\s*>|\Z)|<!--.*?(?:-->|\Z)", re.IGNORECASE | re.DOTALL
 )
-_SPACE = re.compile(r"\s+")
 # C0 controls but tab, newline and carriage return, and DEL: PostgreSQL refuses NUL in text,
 # and none of them belongs in a title, a summary or a link.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -169,4 +168,4 @@ def html_text(html: str) -> str:
 
 
 def _text(text: str) -> str:
-    return _SPACE.sub(" ", _CONTROL.sub("", text)).strip()
+    return " ".join(_CONTROL.sub("", text).split())

@@ -113,12 +113,11 @@ def _insert(
             a.entry.summary,
             a.entry.guid,
             a.entry.published_at,
-            seen_at,
-            seen_at,
-            seen_at,
         )
         for a in fresh
     ]
+    # the same for every row: adapted once (a third of the client's time went to datetimes)
+    seen = cursor.mogrify("%s", (seen_at,)).decode()
     inserted = psycopg2.extras.execute_values(
         cursor,
         """
@@ -130,7 +129,7 @@ def _insert(
         RETURNING id
         """,
         rows,
-        template=f"(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, {int(category_id)})",
+        template=f"(%s, %s, %s, %s, %s, %s, %s, {seen}, {seen}, {seen}, {int(category_id)})",
         page_size=500,
         fetch=True,
     )
