@@ -23,6 +23,11 @@ if TYPE_CHECKING:
     from newsdesk_local.services import LocalServices
 
 
+# The template's queues `dlq redrive` reads (their URLs are also the stack's outputs).
+OUTLET_QUEUE, OUTLET_DEAD_LETTERS = "OutletQueue", "OutletDeadLetterQueue"
+SCHEDULE_DEAD_LETTERS = "ScheduleDeadLetterQueue"
+
+
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     args = _parser().parse_args(argv)
     env = dict(os.environ if environ is None else environ)
@@ -90,6 +95,21 @@ def _parser() -> argparse.ArgumentParser:
     issues.add_argument("--limit", type=_positive, default=50, help="at most this many (50)")
     issues.set_defaults(run=_issues)
 
+    dlq = commands.add_parser("dlq", help="dead-letter queues")
+    dlq_commands = dlq.add_subparsers(required=True, metavar="COMMAND")
+    redrive = dlq_commands.add_parser(
+        "redrive",
+        help="send dead letters back: outlet messages to the worker's queue, "
+        "schedule events to their function",
+    )
+    redrive.add_argument("--queue", choices=("outlet", "schedule"), default="outlet")
+    redrive.add_argument(
+        "--stack",
+        help="a deployed stack's name: its queues, with your AWS credentials "
+        "(default: the local runtime's)",
+    )
+    redrive.set_defaults(run=_dlq_redrive)
+
     demo = commands.add_parser(
         "demo", help="serve bundled sample feeds on 127.0.0.1, collect them and cluster them"
     )
@@ -117,6 +137,69 @@ def _runtime(env: dict[str, str]) -> LocalServices:
     from newsdesk_local.services import LocalServices
 
     return LocalServices(Settings.from_env(env), env)
+
+
+def _dlq_redrive(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    if args.stack:
+        print(_redrive_deployed(args.stack, args.queue).line(), file=out)
+        return 0
+    from newsdesk_local import deadletters
+    from newsdesk_local.driver import drain_worker, invoke_function
+
+    with _runtime(env) as runtime:
+        sqs = runtime.client("sqs")
+        if args.queue == "outlet":
+            moved = deadletters.move_by_hand(
+                sqs, runtime.queue_url(OUTLET_DEAD_LETTERS), runtime.queue_url(OUTLET_QUEUE)
+            )
+            redrive = deadletters.Redrive(OUTLET_DEAD_LETTERS, moved)
+        else:
+            functions = {f.name: f.logical_id for f in runtime.infrastructure.functions.values()}
+
+            def invoke(target: str, event: dict[str, Any]) -> None:
+                invoke_function(runtime, functions[target.rsplit(":", 1)[-1]], event)
+
+            queue = runtime.queue_url(SCHEDULE_DEAD_LETTERS)
+            redrive = deadletters.redeliver_schedule_events(
+                sqs, queue, invoke, SCHEDULE_DEAD_LETTERS
+            )
+        print(redrive.line(), file=out)
+        # what the worker's event source mapping would do next: a fan-out sends it messages
+        reports, failed = drain_worker(runtime)
+    stale = sum(r.stale for r in reports)
+    print(
+        f"Worker: {len(reports) - stale} collected, {stale} stale (dropped: the rounds since "
+        f"covered their feeds), {len(failed)} failed again",
+        file=out,
+    )
+    return 1 if failed else 0
+
+
+def _redrive_deployed(stack: str, queue: str) -> Any:
+    import boto3
+    import botocore.exceptions
+
+    from newsdesk_local import deadletters
+
+    try:
+        outputs = boto3.client("cloudformation").describe_stacks(StackName=stack)["Stacks"][0]
+        urls = {o["OutputKey"]: o["OutputValue"] for o in outputs.get("Outputs", [])}
+        sqs = boto3.client("sqs")
+        if queue == "outlet":
+            return deadletters.start_move_task(
+                sqs, urls[f"{OUTLET_DEAD_LETTERS}Url"], OUTLET_DEAD_LETTERS
+            )
+        lambda_client = boto3.client("lambda")
+
+        def invoke(target: str, event: dict[str, Any]) -> None:
+            lambda_client.invoke(
+                FunctionName=target, InvocationType="Event", Payload=json.dumps(event).encode()
+            )
+
+        queue_url = urls[f"{SCHEDULE_DEAD_LETTERS}Url"]
+        return deadletters.redeliver_schedule_events(sqs, queue_url, invoke, SCHEDULE_DEAD_LETTERS)
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError, KeyError) as e:
+        raise InfrastructureError(f"stack {stack!r}: {e}") from e
 
 
 def _outlet_order(env: dict[str, str]) -> list[str]:

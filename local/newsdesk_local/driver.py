@@ -163,14 +163,22 @@ def run_collect_round(
     started = time.monotonic()
     event = scheduled_event(datetime.now(UTC)) | {"ignore_schedule": ignore_schedule}
     fanout = invoke_function(services, FANOUT, event)
+    reports, failed = drain_worker(services, concurrency, workers)
+    rank = {name: i for i, name in enumerate(outlet_order)}
+    reports.sort(key=lambda r: (rank.get(r.source, len(rank)), r.source))
+    return RoundResult(fanout, reports, failed, time.monotonic() - started)
+
+
+def drain_worker(
+    services: LocalServices, concurrency: int = 1, workers: LambdaPool | None = None
+) -> tuple[list[OutletReport], list[FailedMessage]]:
+    """The worker's queues drained, as their event source mappings would: what the outlets
+    reported, and the messages that failed."""
     with contextlib.ExitStack() as stack:
         pool = workers or stack.enter_context(pool_of(services, WORKER, concurrency))
         sources = services.infrastructure.functions[WORKER].event_sources
         deliveries = [(s, d) for s in sources for d in drain(services, s, pool)]
-    reports, failed = _outcomes(deliveries, services)
-    rank = {name: i for i, name in enumerate(outlet_order)}
-    reports.sort(key=lambda r: (rank.get(r.source, len(rank)), r.source))
-    return RoundResult(fanout, reports, failed, time.monotonic() - started)
+    return _outcomes(deliveries, services)
 
 
 def pool_of(services: LocalServices, function: str, concurrency: int = 1) -> LambdaPool:

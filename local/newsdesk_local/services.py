@@ -29,6 +29,7 @@ from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.settings import Settings
 from newsdesk.storage.database import Database
 from newsdesk.storage.migrate import migrate
+from newsdesk_local.deadletters import messages
 from newsdesk_local.infrastructure import REGION, Infrastructure, QueueAddress
 
 LOG_FILE = "lambda.log"  # every container's output
@@ -228,8 +229,17 @@ class LocalServices:
     # --- keeping state between runs -----------------------------------------------------------
 
     def _restore_state(self) -> None:
+        sqs = self.client("sqs")
+        for logical_id, queued in self._saved("queues").items():
+            for message in queued:
+                attributes = message.get("attributes")
+                sqs.send_message(
+                    QueueUrl=self.queue_url(logical_id),
+                    MessageBody=message["body"],
+                    **({"MessageAttributes": attributes} if attributes else {}),
+                )
         dynamodb = self.client("dynamodb")
-        for logical_id, items in self._saved_items().items():
+        for logical_id, items in self._saved("tables").items():
             name = self.infrastructure.table(logical_id).name
             for item in items:
                 dynamodb.put_item(TableName=name, Item=item)
@@ -250,15 +260,17 @@ class LocalServices:
 
             _each(put, sorted(folder.rglob("*.meta.json")))
 
-    def _saved_items(self) -> dict[str, list[dict[str, Any]]]:
+    def _saved(self, kind: str) -> dict[str, list[dict[str, Any]]]:
+        """The saved ``tables`` (items by table) or ``queues`` (messages by queue: the dead
+        letters, mostly, for `newsdesk dlq redrive`)."""
         path = self.data_dir / STATE_FILE
         if not path.exists():
             return {}
         saved = json.loads(path.read_text(encoding="utf-8"))
         if "items" in saved:  # an earlier release's file: the state table alone
-            return {OLD_STATE_TABLE: saved["items"]}
-        tables: dict[str, list[dict[str, Any]]] = saved["tables"]
-        return tables
+            saved = {"tables": {OLD_STATE_TABLE: saved["items"]}}
+        kept: dict[str, list[dict[str, Any]]] = saved.get(kind, {})
+        return kept
 
     def _move_old_raw_bodies(self) -> None:
         """An earlier release kept the raw bodies in raw-bodies/: they move, once."""
@@ -276,9 +288,18 @@ class LocalServices:
                 for page in dynamodb.get_paginator("scan").paginate(TableName=table.name)
                 for item in page["Items"]
             ]
+        sqs = self.client("sqs")
+        queues = {
+            logical_id: [
+                {"body": m["Body"], "attributes": m.get("MessageAttributes")}
+                for m in messages(sqs, self.queue_url(logical_id))
+            ]
+            for logical_id in self.queues
+        }
         # whole or not at all: an interrupted save must not leave half a file to start from
         partial = self.data_dir / (STATE_FILE + ".partial")
-        partial.write_text(json.dumps({"tables": tables}, ensure_ascii=False), encoding="utf-8")
+        state = {"tables": tables, "queues": {k: v for k, v in queues.items() if v}}
+        partial.write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
         partial.replace(self.data_dir / STATE_FILE)
         for bucket in self.infrastructure.buckets:
             self._save_bucket(bucket.name, self.data_dir / BUCKETS_FOLDER / bucket.logical_id)

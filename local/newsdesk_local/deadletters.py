@@ -1,0 +1,102 @@
+"""Dead letters, sent back: the outlet queue's (messages the worker failed three times) to the
+outlet queue, the schedules' (events EventBridge Scheduler could not deliver) to the function
+each names.
+
+In AWS the outlet queue's move is SQS's own message-move task; the emulator has none, so
+locally the same move is done message by message. A redriven outlet message older than
+MESSAGE_MAX_AGE_SECONDS is dropped by the worker as stale (counted): the rounds since have
+covered its feeds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+# The attribute EventBridge Scheduler names a dead-lettered event's target with.
+TARGET_ATTRIBUTE = "TARGET_ARN"
+
+
+@dataclass(frozen=True)
+class Redrive:
+    queue: str
+    moved: int  # sent back, or (a move task) to be moved
+    kept: int = 0  # left in the queue: no target named
+    task: str | None = None  # the message-move task's handle, in AWS
+
+    def line(self) -> str:
+        if self.task is not None:
+            return (
+                f"{self.queue}: moving {self.moved} messages back (SQS message-move task "
+                f"{self.task})"
+            )
+        kept = f", {self.kept} kept (no {TARGET_ATTRIBUTE})" if self.kept else ""
+        return f"{self.queue}: {self.moved} messages sent back{kept}"
+
+
+def messages(sqs: Any, queue_url: str) -> Iterator[dict[str, Any]]:
+    """Every visible message of the queue, each received once (it stays hidden for a minute
+    unless deleted)."""
+    while True:
+        received = sqs.receive_message(
+            QueueUrl=queue_url,
+            MaxNumberOfMessages=10,
+            VisibilityTimeout=60,
+            MessageAttributeNames=["All"],
+        ).get("Messages", [])
+        if not received:
+            return
+        yield from received
+
+
+def move_by_hand(sqs: Any, source_url: str, destination_url: str) -> int:
+    """What a message-move task does: each message sent to the destination, then deleted."""
+    moved = 0
+    for message in messages(sqs, source_url):
+        sqs.send_message(
+            QueueUrl=destination_url,
+            MessageBody=message["Body"],
+            **_attributes(message),
+        )
+        sqs.delete_message(QueueUrl=source_url, ReceiptHandle=message["ReceiptHandle"])
+        moved += 1
+    return moved
+
+
+def start_move_task(sqs: Any, dead_letter_url: str, queue: str) -> Redrive:
+    """SQS's message-move task, back to the queue whose redrive policy names this one."""
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=dead_letter_url, AttributeNames=["QueueArn", "ApproximateNumberOfMessages"]
+    )["Attributes"]
+    waiting = int(attributes["ApproximateNumberOfMessages"])
+    if not waiting:
+        return Redrive(queue, 0)
+    task = sqs.start_message_move_task(SourceArn=attributes["QueueArn"])["TaskHandle"]
+    return Redrive(queue, waiting, task=task)
+
+
+def redeliver_schedule_events(
+    sqs: Any, queue_url: str, invoke: Callable[[str, dict[str, Any]], None], queue: str
+) -> Redrive:
+    """Each dead-lettered schedule event given to its target (``invoke(target_arn, event)``),
+    then deleted; one naming no target stays."""
+    moved = 0
+    kept: list[str] = []
+    for message in messages(sqs, queue_url):
+        target = message.get("MessageAttributes", {}).get(TARGET_ATTRIBUTE, {}).get("StringValue")
+        if not target:
+            kept.append(message["ReceiptHandle"])
+            continue
+        invoke(target, json.loads(message["Body"]))
+        sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+        moved += 1
+    for handle in kept:  # visible again at once, once every message has been seen
+        sqs.change_message_visibility(QueueUrl=queue_url, ReceiptHandle=handle, VisibilityTimeout=0)
+    return Redrive(queue, moved, len(kept))
+
+
+def _attributes(message: dict[str, Any]) -> dict[str, Any]:
+    attributes = message.get("MessageAttributes")
+    return {"MessageAttributes": attributes} if attributes else {}
