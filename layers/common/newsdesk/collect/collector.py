@@ -15,7 +15,7 @@ from aws_lambda_powertools import Logger
 
 from newsdesk.aws.raw import RawStore
 from newsdesk.aws.state_table import StateTable
-from newsdesk.collect.fetch import FetchPolicy, fetch
+from newsdesk.collect.fetch import FetchPolicy, exception_chain, fetch
 from newsdesk.collect.parse import ParsedFeed, fits_a_key, parse_feed
 from newsdesk.collect.photo import PhotoFilter
 from newsdesk.collect.response import (
@@ -121,7 +121,10 @@ def reading_feed(feed: Feed) -> Iterator[None]:
         raise
     except Exception as e:
         logger.exception("feed failed unexpectedly", extra=_keys(feed))
-        raise FeedReadError(f"could not be read: {type(e).__name__}: {e}") from e
+        raise FeedReadError(
+            f"could not be read: {type(e).__name__} (a bug: the log has the traceback)",
+            detail=exception_chain(e),
+        ) from e
 
 
 class OutletCollector:
@@ -292,7 +295,10 @@ class OutletCollector:
                 **_keys(feed),
                 "reason": error.reason,
                 "failure_class": report.failure_class,
+                "kind": error.kind,
                 "error": str(error),
+                # the whole story: the exception chain the short error leaves out
+                "detail": error.detail or exception_chain(error),
             },
         )
 
