@@ -254,6 +254,7 @@ class OutletCollector:
         """Fetch, parse and store one feed; False when it failed (recorded in ``state``)."""
         at = run.message.scheduled_at
         state.attempted(at, feed.category)
+        started = time.monotonic()
         try:
             with reading_feed(feed):
                 policy = self._policy.fetch.with_user_agent(feed.user_agent)
@@ -263,7 +264,14 @@ class OutletCollector:
             if not is_modified(fetched.status, content_hash, state.body_hash):
                 state.not_modified(at, self._policy.schedule, _cache_floor(fetched))
                 report.status = FEED_NOT_MODIFIED
-                logger.info("feed not modified", extra={**_keys(feed), "status": fetched.status})
+                logger.info(
+                    "feed not modified",
+                    extra={
+                        **_keys(feed),
+                        "status": fetched.status,
+                        "seconds": round(fetched.elapsed_seconds, 3),
+                    },
+                )
                 return True
             if self._raw is not None:  # kept before parsing: a body that is no feed explains
                 # and, outside reading_feed, a raw-layer fault fails the record
@@ -271,7 +279,7 @@ class OutletCollector:
             with reading_feed(feed):
                 parsed = parse_feed(fetched.content, fetched.content_type, fetched.url)
         except FeedError as e:
-            self._feed_failed(feed, state, report, at, e)
+            self._feed_failed(feed, state, report, at, e, time.monotonic() - started)
             return False
         store_entries(
             parsed, feed, report, run.seen, self._articles, self._policy.entries, self._clock()
@@ -280,7 +288,13 @@ class OutletCollector:
         return True
 
     def _feed_failed(
-        self, feed: Feed, state: FeedState, report: FeedReport, at: datetime, error: FeedError
+        self,
+        feed: Feed,
+        state: FeedState,
+        report: FeedReport,
+        at: datetime,
+        error: FeedError,
+        seconds: float,
     ) -> None:
         floor = 0.0
         if isinstance(error, HTTPStatusError) and error.status in (429, 503):
@@ -299,6 +313,7 @@ class OutletCollector:
                 "error": str(error),
                 # the whole story: the exception chain the short error leaves out
                 "detail": error.detail or exception_chain(error),
+                "seconds": round(seconds, 3),  # until it failed: a timeout's is the deadline
             },
         )
 
