@@ -185,6 +185,7 @@ class OutletCollector:
             "outlet skipped: breaker open",
             extra={
                 "outlet": outlet.source,
+                "breaker": BREAKER_OPEN,
                 "open_until": format_time(outlet.open_until or message.scheduled_at),
             },
         )
@@ -243,6 +244,7 @@ class OutletCollector:
             message,
             extra={
                 "outlet": outlet.source,
+                "breaker": BREAKER_OPEN,  # every line of an open breaker has it (a rule counts)
                 "failures": run.breaker.failures,
                 "open_until": format_time(outlet.open_until or at),
                 "trips": outlet.trips,

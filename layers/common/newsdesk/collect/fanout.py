@@ -21,7 +21,13 @@ from botocore.exceptions import BotoCoreError, ClientError
 from newsdesk.aws.state_table import OutletRecords, StateTable
 from newsdesk.core.errors import FanOutError
 from newsdesk.core.messages import OutletMessage
-from newsdesk.core.schedule import Silence, SilencePolicy, open_breakers, silence
+from newsdesk.core.schedule import (
+    BREAKER_OPEN,
+    Silence,
+    SilencePolicy,
+    open_breakers,
+    silence,
+)
 from newsdesk.core.sources import Feed, Outlet, group_by_outlet
 from newsdesk.core.times import format_time
 
@@ -78,7 +84,7 @@ def fan_out_round(
         open_until = records[name][0].open_until or scheduled_at
         logger.info(
             "outlet skipped: breaker open",
-            extra={"outlet": name, "open_until": format_time(open_until)},
+            extra={"outlet": name, "breaker": BREAKER_OPEN, "open_until": format_time(open_until)},
         )
     silent = silent_outlets(outlets, records, scheduled_at, silence_policy or SilencePolicy())
     return fan_out(
