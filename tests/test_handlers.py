@@ -55,6 +55,7 @@ def test_fanout_sends_one_message_per_outlet(aws_env, tmp_path):
         "batches": 3,
         "retried": 0,
         "outlets_skipped_open": 0,
+        "outlets_silent": 0,
     }
     messages = receive_all(aws_env.client("sqs"), aws_env.queue_url("OutletQueue"))
     parsed = sorted(

@@ -5,15 +5,20 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from infra.transform import load, transformed
+from newsdesk.aws.state_table import StateTable
+from newsdesk.core.schedule import BreakerPolicy, FeedState, OutletState, SchedulePolicy
 from newsdesk.core.settings import Settings
+from newsdesk.core.times import parse_time
 from newsdesk.storage.migrate import available
-from tests.conftest import ROOT, invoke, load_event, worker_event
+from tests.conftest import ROOT, invoke, load_event, worker, worker_event
 
 TEMPLATE = ROOT / "infra" / "template.yaml"
 POWERTOOLS = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"}
@@ -60,6 +65,13 @@ def variables_the_code_reads() -> set[str]:
     }
 
 
+def literal_value(template, value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    parameter = template["Parameters"].get(value.get("Ref", ""))
+    return str(parameter["Default"]) if parameter else "placeholder"
+
+
 def test_every_function_has_what_it_reads(template):
     known = variables_the_code_reads() | POWERTOOLS
     assert set(REQUIRED) == set(functions(template))
@@ -67,8 +79,9 @@ def test_every_function_has_what_it_reads(template):
         variables = environment(template, name)
         assert required | POWERTOOLS <= set(variables), name
         assert set(variables) <= known, f"{name} sets variables no code reads"
-        # literal values parse (intrinsics stand in as placeholders)
-        literal = {k: v if isinstance(v, str) else "placeholder" for k, v in variables.items()}
+        # literal values parse (a parameter stands in as its default, other intrinsics as
+        # placeholders)
+        literal = {k: literal_value(template, v) for k, v in variables.items()}
         Settings.from_env(literal | {"DB_PORT": "5432"})
 
 
@@ -246,11 +259,19 @@ def emitted(out: str) -> set[str]:
     return names
 
 
-def test_dashboard_and_alarms_show_what_a_round_emits(
-    template, aws_env, database, serve, tmp_path, capsys
-):
-    # GIVEN a round: the fan-out, a worker with good, failing and breaker-skipped feeds, and a
-    # clustering pass over three copies of one story
+@dataclass
+class Round:
+    """What a round emitted: metric names, and each function's structured log lines."""
+
+    metrics: set[str]
+    logs: dict[str, list[dict[str, Any]]]  # by function (FanOutFunction, …)
+
+
+@pytest.fixture
+def a_round(aws_env, database, serve, tmp_path, capsys) -> Round:
+    """A round: the fan-out (one outlet silent for seven hours, one cooling down), a worker
+    with good, failing and breaker-skipped feeds, and a clustering pass over three copies of
+    one story."""
     good = [
         serve(
             f"/{n}.xml",
@@ -265,15 +286,221 @@ def test_dashboard_and_alarms_show_what_a_round_emits(
     ]
     bad = [serve(f"/bad{n}.xml", status=500, body=b"") for n in range(3)]
     sources = tmp_path / "sources.yaml"
-    sources.write_text(f'- {{source: "연합뉴스", url: "{good[0]}", category: 정치}}\n')
-    invoke("fanout", load_event("fanout"), SOURCES_PATH=str(sources))
-    invoke("worker", worker_event([(u, "정치") for u in good] + [(u, "정치") for u in bad]))
-    assert invoke("cluster", load_event("cluster"))["issues_created"] == 1
-    names = emitted(capsys.readouterr().out)
-    # THEN every metric of ours on the dashboard and in the alarms is among them
+    sources.write_text(
+        f'- {{source: "연합뉴스", url: "{good[0]}", category: 정치}}\n'
+        f'- {{source: "Silent", url: "{bad[0]}", category: 정치}}\n'
+        f'- {{source: "Cooling", url: "{bad[1]}", category: 정치}}\n'
+    )
+    at = parse_time(load_event("fanout")["time"])
+    states = StateTable(aws_env.client("dynamodb"), "newsdesk-state")
+    silent = FeedState("Silent", bad[0])
+    silent.attempted(at - timedelta(hours=9), "정치")
+    silent.failed(at - timedelta(hours=9), "HTTP 500", SchedulePolicy())
+    states.save(silent)
+    cooling = OutletState("Cooling")
+    cooling.tripped(at - timedelta(minutes=5), BreakerPolicy())
+    states.save(cooling)
+    handler = worker.logger.registered_handler  # every function's: one service, one handler
+    original, handler.stream = handler.stream, sys.stdout
+    capsys.readouterr()
+    outputs: dict[str, str] = {}
+    try:
+        invoke("fanout", load_event("fanout"), SOURCES_PATH=str(sources))
+        outputs["FanOutFunction"] = capsys.readouterr().out
+        invoke("worker", worker_event([(u, "정치") for u in good] + [(u, "정치") for u in bad]))
+        outputs["WorkerFunction"] = capsys.readouterr().out
+        assert invoke("cluster", load_event("cluster"))["issues_created"] == 1
+        outputs["ClusterFunction"] = capsys.readouterr().out
+    finally:
+        handler.stream = original
+    return Round(
+        metrics=set().union(*(emitted(out) for out in outputs.values())),
+        logs={name: log_lines(out) for name, out in outputs.items()},
+    )
+
+
+def log_lines(out: str) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return [line for line in lines if "_aws" not in line and "message" in line]
+
+
+def test_dashboard_and_alarms_show_what_a_round_emits(template, a_round):
+    # every metric of ours on the dashboard and in the alarms is among those a round emits
     shown = dashboard_metrics(template) | alarm_metrics(template)
-    assert {"ArticlesNew", "FeedsFailed", "IssuesCreated", "MessagesFailed"} <= shown
-    assert shown - names == set()
+    assert {"ArticlesNew", "FeedsFailed", "IssuesCreated", "MessagesFailed", "SilentOutlets"} <= (
+        shown
+    )
+    assert shown - a_round.metrics == set()
+
+
+# --- log groups, Contributor Insights rules and log queries name what the code logs ---------
+
+# CloudFormation's RetentionInDays values (AWS::Logs::LogGroup).
+RETENTION_DAYS = {1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827}
+RETENTION_DAYS |= {2192, 2557, 2922, 3288, 3653}
+
+
+def log_group_of(template) -> dict[str, str]:
+    """Each function's log group resource, by function."""
+    found = {}
+    for name, props in functions(template).items():
+        group = props["LoggingConfig"]["LogGroup"]
+        assert set(group) == {"Ref"}, name
+        found[name] = group["Ref"]
+    return found
+
+
+def test_every_function_logs_to_a_group_of_its_own_that_expires(template):
+    resources, parameters = template["Resources"], template["Parameters"]
+    groups = log_group_of(template)
+    assert set(groups) == set(REQUIRED)
+    assert len(set(groups.values())) == len(groups)
+    for function, group in groups.items():
+        assert resources[group]["Type"] == "AWS::Logs::LogGroup"
+        props = resources[group]["Properties"]
+        # the name Lambda would give it, so that nothing else creates it first
+        name = functions(template)[function]["FunctionName"]["Fn::Sub"]
+        assert props["LogGroupName"] == {"Fn::Sub": f"/aws/lambda/{name}"}
+        assert props["RetentionInDays"] == {"Ref": "LogRetentionDays"}
+    # the JSON log format the rules and queries read is every function's
+    assert template["Globals"]["Function"]["LoggingConfig"]["LogFormat"] == "JSON"
+    retention = parameters["LogRetentionDays"]
+    assert set(retention["AllowedValues"]) <= RETENTION_DAYS
+    assert retention["Default"] in retention["AllowedValues"]
+
+
+def substituted(value: Any) -> str:
+    """A !Sub string with its variables as bare names (``${WorkerLogGroup}`` -> WorkerLogGroup)."""
+    text = value["Fn::Sub"] if isinstance(value, dict) else value
+    text = text[0] if isinstance(text, list) else text
+    return re.sub(r"\$\{([^}]+)\}", r"\1", text)
+
+
+def insight_rules(template) -> dict[str, dict[str, Any]]:
+    return {
+        name: r["Properties"]
+        for name, r in template["Resources"].items()
+        if r["Type"] == "AWS::CloudWatch::InsightRule"
+    }
+
+
+def fields_logged(lines: list[dict[str, Any]]) -> set[str]:
+    return set().union(*(line.keys() for line in lines)) if lines else set()
+
+
+def matches(line: dict[str, Any], rule_filter: dict[str, Any]) -> bool:
+    value = line.get(rule_filter["Match"].removeprefix("$."))
+    if "In" in rule_filter:
+        return value is not None and str(value) in rule_filter["In"]
+    if "IsPresent" in rule_filter:
+        return (value is not None) is rule_filter["IsPresent"]
+    raise AssertionError(f"a filter the test does not know: {rule_filter}")
+
+
+def test_every_insight_rule_parses_and_names_what_the_code_logs(template, a_round):
+    rules = insight_rules(template)
+    assert {"FailingOutletsRule", "OpenBreakersRule", "SilentOutletsRule"} <= set(rules)
+    groups = {group: function for function, group in log_group_of(template).items()}
+    for name, props in rules.items():
+        assert props["RuleState"] == "ENABLED"
+        body = json.loads(substituted(props["RuleBody"]))
+        assert body["Schema"] == {"Name": "CloudWatchLogRule", "Version": 1}, name
+        assert body["LogFormat"] == "JSON"
+        assert body["AggregateOn"] in ("Count", "Sum")
+        assert set(body) <= {"Schema", "LogGroupNames", "LogFormat", "Contribution", "AggregateOn"}
+        # over our own log groups, named whole (a wildcard could match, and bill, others')
+        lines = [line for group in body["LogGroupNames"] for line in a_round.logs[groups[group]]]
+        contribution = body["Contribution"]
+        assert set(contribution) <= {"Keys", "ValueOf", "Filters"}
+        assert 1 <= len(contribution["Keys"]) <= 4
+        filters = contribution["Filters"]
+        assert filters, f"{name} would count every line"
+        # every value a filter takes is one a round logs, and lines of the round match the rule
+        for f in filters:
+            assert set(f) - {"Match"} in ({"In"}, {"IsPresent"}), f
+            for value in f.get("In", []):
+                assert any(matches(line, {**f, "In": [value]}) for line in lines), (name, value)
+        counted = [line for line in lines if all(matches(line, f) for f in filters)]
+        assert counted, name
+        # and what it keys on (and sums) is in every line it counts
+        named = set(contribution["Keys"]) | {contribution.get("ValueOf", "$.message")}
+        for field in named:
+            assert field.startswith("$."), field
+            assert all(field.removeprefix("$.") in line for line in counted), (name, field)
+
+
+def dashboard(template) -> dict[str, Any]:
+    body, _ = template["Resources"]["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    document: dict[str, Any] = json.loads(re.sub(r"\$\{([^}]+)\}", r"\1", body))
+    return document
+
+
+QUERY_WORDS = {"and", "or", "not", "like", "in", "by", "as", "desc", "asc", "true", "false"}
+
+
+def query_fields(query: str) -> tuple[str, set[str]]:
+    """(the SOURCE log group, the fields a Logs Insights query reads): functions, keywords,
+    aliases (``as x``) and @-fields left out."""
+    without = re.sub(r"'[^']*'|\"[^\"]*\"|/(?:\\/|[^/])*/", " ", query)
+    source = re.match(r"\s*SOURCE\s+'([^']+)'", query)
+    assert source, query
+    aliases: set[str] = set()
+    fields: set[str] = set()
+    for command in without.split("|")[1:]:
+        words = re.findall(r"@?[A-Za-z_][\w.]*\s*\(?", command)
+        verb, rest = words[0].strip(), words[1:]
+        previous = ""
+        for word in rest:
+            name = word.rstrip("( ").strip()
+            if word.rstrip().endswith("(") or name.lower() in QUERY_WORDS or name[0] == "@":
+                previous = name.lower()
+                continue
+            if previous == "as":
+                aliases.add(name)
+            elif not (verb in ("sort", "limit", "display") and name in aliases):
+                fields.add(name)
+            previous = name.lower()
+    return source.group(1), fields
+
+
+def test_every_log_widget_reads_fields_the_code_logs(template, a_round):
+    groups = {group: function for function, group in log_group_of(template).items()}
+    queries = [
+        w["properties"]["query"] for w in dashboard(template)["widgets"] if w["type"] == "log"
+    ]
+    assert len(queries) >= 3  # per outlet, fetch latency per outlet, silent outlets
+    for query in queries:
+        group, fields = query_fields(query)
+        logged = fields_logged(a_round.logs[groups[group]])
+        assert fields, query
+        assert fields <= logged, (query, fields - logged)
+    latency = [q for q in queries if "pct(seconds, 95)" in q]
+    assert latency, "a widget with fetch latency p50/p95 per outlet"
+
+
+def test_insight_widgets_show_the_rules(template):
+    rules = insight_rules(template)
+    shown = {
+        w["properties"]["insightRule"]["ruleName"]
+        for w in dashboard(template)["widgets"]
+        if "insightRule" in w.get("properties", {})
+    }
+    # ruleName is the rule's name, by its resource's attribute (RuleName)
+    assert shown == {f"{name}.RuleName" for name in rules}
+
+
+def test_an_alarm_fires_when_an_outlet_falls_silent(template):
+    props = template["Resources"]["OutletSilentAlarm"]["Properties"]
+    assert (props["MetricName"], props["Namespace"]) == (
+        "SilentOutlets",
+        {"Fn::Sub": "newsdesk-${Stage}"},
+    )
+    assert props["ComparisonOperator"] == "GreaterThanThreshold"
+    assert props["Threshold"] == 0
+    assert props["AlarmActions"] == [{"Ref": "AlarmTopic"}]
+    silent = functions(template)["FanOutFunction"]["Environment"]["Variables"]
+    assert silent["OUTLET_SILENT_HOURS"] == {"Ref": "OutletSilentHours"}
+    assert template["Parameters"]["OutletSilentHours"]["Default"] == 6
 
 
 def test_readme_names_every_output(template):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -13,6 +14,7 @@ from newsdesk.aws.clients import dynamodb_client, sqs_client
 from newsdesk.aws.metrics import add_counts
 from newsdesk.aws.state_table import StateTable
 from newsdesk.collect.fanout import fan_out_round
+from newsdesk.core.schedule import SilencePolicy
 from newsdesk.core.settings import Settings
 from newsdesk.core.sources import load_sources
 from newsdesk.core.times import parse_time, utc_now
@@ -35,6 +37,15 @@ class FanOut:
     @classmethod
     def from_settings(cls, settings: Settings) -> FanOut:
         return cls(settings, sqs_client(), StateTable(dynamodb_client(), settings.state_table_name))
+
+
+def silence_policy(settings: Settings) -> SilencePolicy:
+    """OUTLET_SILENT_HOURS, and a round (COLLECT_PERIOD_SECONDS) past which a due feed with no
+    attempt recorded is overdue."""
+    return SilencePolicy(
+        window=timedelta(hours=settings.outlet_silent_hours),
+        period=timedelta(seconds=settings.collect_period_seconds),
+    )
 
 
 @functools.cache
@@ -62,6 +73,7 @@ def handle(event: dict[str, Any], context: LambdaContext, deps: FanOut) -> dict[
         # A round on demand ({"ignore_schedule": true}, as `newsdesk collect` sends) checks
         # every feed; scheduled rounds only those that are due.
         ignore_schedule=bool(event.get("ignore_schedule", False)),
+        silence_policy=silence_policy(deps.settings),
     )
     add_counts(metrics, result.metric_counts())
     return result.as_dict()

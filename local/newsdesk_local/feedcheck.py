@@ -152,7 +152,7 @@ def _encoding(read: str | None, declared: str | None) -> str | None:
 
 def _words(error: FeedError) -> str:
     text = _one_line(str(error))
-    if isinstance(error, BlockedAddressError):
+    if isinstance(error, BlockedAddressError) and "FETCH_ALLOW_PRIVATE_NETWORKS" not in text:
         text += " (FETCH_ALLOW_PRIVATE_NETWORKS=true allows it, on your own network only)"
     return text
 

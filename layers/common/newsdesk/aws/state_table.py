@@ -9,6 +9,7 @@ earlier release decode (tests/test_compatibility.py holds some).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 
 OUTLET_SK = "outlet"
 R = TypeVar("R", FeedState, OutletState)
+# An outlet's breaker and its feeds' records by URL.
+OutletRecords = tuple[OutletState, dict[str, FeedState]]
 
 
 def outlet_key(source: str) -> str:
@@ -99,6 +102,32 @@ class StateTable:
         except (BotoCoreError, ClientError) as e:
             raise StateError(f"cannot read state of {source}: {e}") from e
         return outlet, feeds
+
+    def every_outlet(self, sources: Collection[str]) -> dict[str, OutletRecords]:
+        """Every record of ``sources``, in one paginated Scan of the table (a few reads for a
+        whole round's outlets, which a Query per outlet would take one request each for); an
+        outlet without records gets an empty breaker and no feeds. Records of outlets no
+        longer listed are read and left out."""
+        found: dict[str, OutletRecords] = {s: (OutletState(s), {}) for s in sources}
+        wanted = {outlet_key(s): s for s in sources}
+        try:
+            pages = self._client.get_paginator("scan").paginate(
+                TableName=self._table, ConsistentRead=True
+            )
+            for page in pages:
+                for item in page.get("Items", []):
+                    source = wanted.get(item["pk"]["S"])
+                    if source is None:
+                        continue
+                    feeds = found[source][1]
+                    if item["sk"]["S"] == OUTLET_SK:
+                        found[source] = (from_item(OutletState, item), feeds)
+                    else:
+                        state = from_item(FeedState, item)
+                        feeds[state.url] = state
+        except (BotoCoreError, ClientError) as e:
+            raise StateError(f"cannot read the outlets' state: {e}") from e
+        return found
 
     def outlets(self, sources: list[str]) -> dict[str, OutletState]:
         """The breakers of ``sources`` (those with one), 100 to a BatchGetItem."""

@@ -15,7 +15,7 @@ from aws_lambda_powertools import Logger
 
 from newsdesk.aws.raw import RawStore
 from newsdesk.aws.state_table import StateTable
-from newsdesk.collect.fetch import FetchPolicy, fetch
+from newsdesk.collect.fetch import FetchPolicy, exception_chain, fetch
 from newsdesk.collect.parse import ParsedFeed, fits_a_key, parse_feed
 from newsdesk.collect.photo import PhotoFilter
 from newsdesk.collect.response import (
@@ -121,7 +121,10 @@ def reading_feed(feed: Feed) -> Iterator[None]:
         raise
     except Exception as e:
         logger.exception("feed failed unexpectedly", extra=_keys(feed))
-        raise FeedReadError(f"could not be read: {type(e).__name__}: {e}") from e
+        raise FeedReadError(
+            f"could not be read: {type(e).__name__} (a bug: the log has the traceback)",
+            detail=exception_chain(e),
+        ) from e
 
 
 class OutletCollector:
@@ -182,6 +185,7 @@ class OutletCollector:
             "outlet skipped: breaker open",
             extra={
                 "outlet": outlet.source,
+                "breaker": BREAKER_OPEN,
                 "open_until": format_time(outlet.open_until or message.scheduled_at),
             },
         )
@@ -240,6 +244,7 @@ class OutletCollector:
             message,
             extra={
                 "outlet": outlet.source,
+                "breaker": BREAKER_OPEN,  # every line of an open breaker has it (a rule counts)
                 "failures": run.breaker.failures,
                 "open_until": format_time(outlet.open_until or at),
                 "trips": outlet.trips,
@@ -251,6 +256,7 @@ class OutletCollector:
         """Fetch, parse and store one feed; False when it failed (recorded in ``state``)."""
         at = run.message.scheduled_at
         state.attempted(at, feed.category)
+        started = time.monotonic()
         try:
             with reading_feed(feed):
                 policy = self._policy.fetch.with_user_agent(feed.user_agent)
@@ -260,7 +266,14 @@ class OutletCollector:
             if not is_modified(fetched.status, content_hash, state.body_hash):
                 state.not_modified(at, self._policy.schedule, _cache_floor(fetched))
                 report.status = FEED_NOT_MODIFIED
-                logger.info("feed not modified", extra={**_keys(feed), "status": fetched.status})
+                logger.info(
+                    "feed not modified",
+                    extra={
+                        **_keys(feed),
+                        "status": fetched.status,
+                        "seconds": round(fetched.elapsed_seconds, 3),
+                    },
+                )
                 return True
             if self._raw is not None:  # kept before parsing: a body that is no feed explains
                 # and, outside reading_feed, a raw-layer fault fails the record
@@ -268,7 +281,7 @@ class OutletCollector:
             with reading_feed(feed):
                 parsed = parse_feed(fetched.content, fetched.content_type, fetched.url)
         except FeedError as e:
-            self._feed_failed(feed, state, report, at, e)
+            self._feed_failed(feed, state, report, at, e, time.monotonic() - started)
             return False
         store_entries(
             parsed, feed, report, run.seen, self._articles, self._policy.entries, self._clock()
@@ -277,7 +290,13 @@ class OutletCollector:
         return True
 
     def _feed_failed(
-        self, feed: Feed, state: FeedState, report: FeedReport, at: datetime, error: FeedError
+        self,
+        feed: Feed,
+        state: FeedState,
+        report: FeedReport,
+        at: datetime,
+        error: FeedError,
+        seconds: float,
     ) -> None:
         floor = 0.0
         if isinstance(error, HTTPStatusError) and error.status in (429, 503):
@@ -292,7 +311,11 @@ class OutletCollector:
                 **_keys(feed),
                 "reason": error.reason,
                 "failure_class": report.failure_class,
+                "kind": error.kind,
                 "error": str(error),
+                # the whole story: the exception chain the short error leaves out
+                "detail": error.detail or exception_chain(error),
+                "seconds": round(seconds, 3),  # until it failed: a timeout's is the deadline
             },
         )
 

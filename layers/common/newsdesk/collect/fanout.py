@@ -1,6 +1,10 @@
 """The fan-out: one SQS message per outlet, sent ten to a SendMessageBatch call. Entries SQS
 failed on its side are sent again; what still fails raises, so the schedule retries the run
-(a message sent twice is harmless: the worker is idempotent)."""
+(a message sent twice is harmless: the worker is idempotent).
+
+Before sending, it reads every outlet's records: those whose breaker is open are skipped, and
+those silent (no successful feed for OUTLET_SILENT_HOURS, ``core.schedule.silence``) are
+counted (metric ``SilentOutlets``) and named, one log line each, as are the skipped ones."""
 
 from __future__ import annotations
 
@@ -14,11 +18,18 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
-from newsdesk.aws.state_table import StateTable
+from newsdesk.aws.state_table import OutletRecords, StateTable
 from newsdesk.core.errors import FanOutError
 from newsdesk.core.messages import OutletMessage
-from newsdesk.core.schedule import open_breakers
-from newsdesk.core.sources import Feed, group_by_outlet
+from newsdesk.core.schedule import (
+    BREAKER_OPEN,
+    Silence,
+    SilencePolicy,
+    open_breakers,
+    silence,
+)
+from newsdesk.core.sources import Feed, Outlet, group_by_outlet
+from newsdesk.core.times import format_time
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -37,6 +48,7 @@ class FanOutResult:
     batches: int
     retried: int
     outlets_skipped_open: int = 0
+    outlets_silent: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return dataclasses.asdict(self)
@@ -48,6 +60,7 @@ class FanOutResult:
             "FeedsScheduled": self.feeds,
             "MessagesSent": self.messages_sent,
             "OutletsSkippedOpenBreaker": self.outlets_skipped_open,
+            "SilentOutlets": self.outlets_silent,
         }
 
 
@@ -59,19 +72,61 @@ def fan_out_round(
     states: StateTable,
     ignore_schedule: bool = False,
     sleep: Callable[[float], None] = time.sleep,
+    silence_policy: SilencePolicy | None = None,
 ) -> FanOutResult:
     """A round: a message for every outlet but those whose breaker is open at
-    ``scheduled_at`` (they cool down; the worker would skip them anyway)."""
-    breakers = states.outlets([outlet.name for outlet in group_by_outlet(feeds)])
+    ``scheduled_at`` (they cool down; the worker would skip them anyway), and the outlets
+    silent at ``scheduled_at`` counted and logged."""
+    outlets = group_by_outlet(feeds)
+    records = states.every_outlet([outlet.name for outlet in outlets])
+    skip = open_breakers({name: outlet for name, (outlet, _) in records.items()}, scheduled_at)
+    for name in sorted(skip):
+        open_until = records[name][0].open_until or scheduled_at
+        logger.info(
+            "outlet skipped: breaker open",
+            extra={"outlet": name, "breaker": BREAKER_OPEN, "open_until": format_time(open_until)},
+        )
+    silent = silent_outlets(outlets, records, scheduled_at, silence_policy or SilencePolicy())
     return fan_out(
         feeds,
         scheduled_at,
         sqs,
         queue_url,
         sleep=sleep,
-        skip=open_breakers(breakers, scheduled_at),
+        skip=skip,
         ignore_schedule=ignore_schedule,
+        outlets_silent=len(silent),
     )
+
+
+def silent_outlets(
+    outlets: Sequence[Outlet],
+    records: dict[str, OutletRecords],
+    at: datetime,
+    policy: SilencePolicy,
+) -> list[Silence]:
+    """The outlets silent at ``at``, each named in a log line of its own (a Contributor
+    Insights rule and the dashboard read them)."""
+    found: list[Silence] = []
+    for outlet in outlets:
+        breaker, feed_states = records[outlet.name]
+        quiet = silence(breaker, feed_states, [f.url for f in outlet.feeds], at, policy)
+        if quiet is None:
+            continue
+        found.append(quiet)
+        logger.warning(
+            "outlet silent",
+            extra={
+                "outlet": quiet.source,
+                "silent_since": format_time(quiet.since),
+                "silent_hours": quiet.hours,
+                "ever_succeeded": quiet.ever_succeeded,
+                "feeds": quiet.feeds,
+                "feeds_failing": quiet.feeds_failing,
+                "last_error": quiet.last_error or "",
+            },
+        )
+    return found
 
 
 def fan_out(
@@ -82,9 +137,10 @@ def fan_out(
     sleep: Callable[[float], None] = time.sleep,
     skip: Collection[str] = (),
     ignore_schedule: bool = False,
+    outlets_silent: int = 0,
 ) -> FanOutResult:
     """``skip``: outlets whose breaker is open; ``ignore_schedule``: a round on demand, in which
-    every feed is due."""
+    every feed is due; ``outlets_silent``: counted by the caller, reported here."""
     outlets = group_by_outlet(feeds)
     messages = [
         OutletMessage(outlet, scheduled_at, ignore_schedule)
@@ -114,6 +170,7 @@ def fan_out(
         batches=batches,
         retried=retried,
         outlets_skipped_open=len(outlets) - len(messages),
+        outlets_silent=outlets_silent,
     )
     logger.info("outlets fanned out", extra=result.as_dict())
     return result

@@ -7,21 +7,31 @@ fetch's deadline, whatever phase (TLS, headers, body) it is in.
 The guard checks the address a connection actually reached, after connecting and before any
 byte is sent. That covers redirects and DNS rebinding alike; the cost is one TCP handshake with
 a refused address.
+
+A failure is said in words (``DNS lookup failed for www.yna.co.kr``, ``timed out after 10 s``):
+the ``FetchError``'s message is what a terminal line and the feed's state carry, its ``kind``
+names the failure, and its ``detail`` keeps requests' and urllib3's exception chain for the log.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import http.client
 import ipaddress
+import os
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
+import urllib3.exceptions
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
@@ -38,6 +48,12 @@ from newsdesk.core.settings import Settings
 
 CHUNK_BYTES = 16 * 1024
 MAX_REDIRECTS = 5
+DETAIL_CHARS = 4000
+# The instance metadata service, by its IPv4 and IPv6 addresses.
+METADATA_ADDRESSES = {ipaddress.ip_address(a) for a in ("169.254.169.254", "fd00:ec2::254")}
+RFC1918_AND_ULA = tuple(
+    ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")
+)
 
 
 @dataclass(frozen=True)
@@ -61,13 +77,40 @@ class FetchPolicy:
         return replace(self, user_agent=user_agent) if user_agent else self
 
 
+def _address(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
+
+
 def is_blocked_address(address: str) -> bool:
     """True for anything but a public unicast address: loopback, private, link-local (the
     instance metadata service), shared, reserved, multicast, unspecified."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    ip = _address(address)
     return not ip.is_global or ip.is_multicast
+
+
+def describe_blocked(address: str) -> str:
+    """Why ``address`` is refused, in words, and the setting that allows it."""
+    ip = _address(address)
+    if ip.is_loopback:
+        kind = "a loopback address"
+    elif ip.is_unspecified:
+        kind = "an unspecified address"
+    elif ip.is_multicast:
+        kind = "a multicast address"
+    elif ip.is_link_local:
+        kind = "a link-local address"
+    elif any(ip in network for network in RFC1918_AND_ULA):
+        kind = "a private address"
+    elif ip in ipaddress.ip_network("100.64.0.0/10"):
+        kind = "a shared (carrier-grade NAT) address"
+    else:
+        kind = "a reserved address"
+    if ip in METADATA_ADDRESSES:
+        kind += " (the instance metadata service)"
+    return f"refused {address}: {kind} (set FETCH_ALLOW_PRIVATE_NETWORKS=true for local feeds)"
 
 
 class _Watch:
@@ -87,7 +130,7 @@ class _Watch:
             peer = sock.getpeername()[0]
             if is_blocked_address(peer):
                 sock.close()
-                raise BlockedAddressError(f"refused to fetch from non-public address {peer}")
+                raise BlockedAddressError(describe_blocked(peer))
         timer = threading.Timer(self.remaining(), self._cut, (sock,))
         timer.daemon = True
         timer.start()
@@ -189,13 +232,12 @@ def fetch(
                     wire_bytes=response.raw.tell(),
                 )
     except requests.Timeout as e:
-        raise FetchTimeoutError(_timeout_message(policy)) from e
-    except requests.TooManyRedirects as e:
-        raise FetchError(f"more than {MAX_REDIRECTS} redirects") from e
+        raise FetchTimeoutError(_timeout_message(policy), detail=exception_chain(e)) from e
     except requests.RequestException as e:
         if watch.expired:
-            raise FetchTimeoutError(_timeout_message(policy)) from e
-        raise FetchError(f"{type(e).__name__}: {e}") from e
+            raise FetchTimeoutError(_timeout_message(policy), detail=exception_chain(e)) from e
+        kind, message = in_words(e, url)
+        raise FetchError(message, kind=kind, detail=exception_chain(e)) from e
     finally:
         watch.stop()
         _active.reset(token)
@@ -204,17 +246,108 @@ def fetch(
 def _read_body(response: requests.Response, max_bytes: int, watch: _Watch) -> bytes:
     declared = response.headers.get("Content-Length", "")
     if declared.isdigit() and int(declared) > max_bytes:
-        raise ResponseTooLargeError(f"Content-Length {declared} is over {max_bytes} bytes")
+        raise ResponseTooLargeError(
+            f"Content-Length {declared} is over FETCH_MAX_BYTES ({max_bytes} bytes)"
+        )
     body = bytearray()
     # iter_content decodes gzip, so the cap holds for the expanded size too.
     for chunk in response.iter_content(chunk_size=CHUNK_BYTES):
         body += chunk
         if len(body) > max_bytes:
-            raise ResponseTooLargeError(f"body is over {max_bytes} bytes")
+            raise ResponseTooLargeError(f"body is over FETCH_MAX_BYTES ({max_bytes} bytes)")
     if watch.expired:
         raise FetchTimeoutError(_timeout_message(watch.policy))
     return bytes(body)
 
 
 def _timeout_message(policy: FetchPolicy) -> str:
-    return f"no complete answer within {policy.timeout_seconds:g} s"
+    return f"timed out after {policy.timeout_seconds:g} s"
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    """``error``, its causes and contexts, and the exceptions urllib3 keeps in its arguments
+    (``ProtocolError("Connection aborted.", ConnectionResetError(…))``), outermost first."""
+    seen: list[BaseException] = []
+    pending: list[BaseException] = [error]
+    while pending:
+        current = pending.pop(0)
+        if any(current is e for e in seen):
+            continue
+        seen.append(current)
+        nested = [a for a in current.args if isinstance(a, BaseException)]
+        reason = getattr(current, "reason", None)  # MaxRetryError's
+        if isinstance(reason, BaseException):
+            nested.append(reason)
+        for e in (*nested, current.__cause__, current.__context__):
+            if e is not None:
+                pending.append(e)
+    return seen
+
+
+def exception_chain(error: BaseException) -> str:
+    """The whole chain, one exception after another, for the log."""
+    parts = [f"{type(e).__module__}.{type(e).__qualname__}: {e}" for e in _chain(error)]
+    return " <- ".join(parts)[:DETAIL_CHARS]
+
+
+def _where(url: str) -> str:
+    """The host (and port, when the URL names one) of ``url``, without credentials."""
+    parts = urlsplit(url)
+    host = parts.hostname or url
+    host = f"[{host}]" if ":" in host else host
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{host}:{port}" if port else host
+
+
+def in_words(error: requests.RequestException, url: str) -> tuple[str, str]:
+    """(kind, message) for a request that failed other than by the deadline: DNS, refused,
+    reset, closed, TLS, unreachable, redirects, a broken or undecodable answer."""
+    request = getattr(error, "request", None)
+    failed_url = getattr(request, "url", None) or url  # the hop that failed, after redirects
+    where, host = _where(failed_url), urlsplit(failed_url).hostname or failed_url
+    chain = _chain(error)
+
+    def has(*kinds: type[BaseException]) -> BaseException | None:
+        return next((e for e in chain if isinstance(e, kinds)), None)
+
+    if isinstance(error, requests.TooManyRedirects):
+        return "redirects", f"more than {MAX_REDIRECTS} redirects"
+    if isinstance(error, requests.exceptions.InvalidURL | requests.exceptions.MissingSchema):
+        return "invalid_url", "not a URL that can be fetched"
+    if isinstance(error, requests.exceptions.InvalidSchema):
+        return "invalid_url", "not an http or https URL"
+    if has(socket.gaierror, urllib3.exceptions.NameResolutionError):
+        return "dns", f"DNS lookup failed for {host}"
+    if (certificate := has(ssl.SSLCertVerificationError)) is not None:
+        why = getattr(certificate, "verify_message", "") or "not verified"
+        return "tls", f"TLS certificate of {where} not accepted: {why}"
+    if (tls := has(ssl.SSLError)) is not None:
+        why = str(getattr(tls, "reason", "") or "").replace("_", " ").lower() or "no reason given"
+        return "tls", f"TLS handshake with {where} failed: {why}"
+    if has(ConnectionRefusedError):
+        return "refused", f"connection refused by {where}"
+    if has(http.client.RemoteDisconnected):  # a ConnectionResetError too: before it
+        return "closed", f"{where} closed the connection without an answer"
+    if has(ConnectionResetError):
+        return "reset", f"connection reset by {where}"
+    unreachable = next(
+        (
+            e
+            for e in chain
+            if isinstance(e, OSError) and e.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH)
+        ),
+        None,
+    )
+    if isinstance(unreachable, OSError) and unreachable.errno is not None:
+        return "unreachable", f"{where} unreachable: {os.strerror(unreachable.errno).lower()}"
+    if isinstance(error, requests.exceptions.ContentDecodingError):
+        return "decoding", f"the compressed answer of {where} could not be decoded"
+    if isinstance(error, requests.exceptions.ChunkedEncodingError) or has(
+        http.client.IncompleteRead, urllib3.exceptions.ProtocolError
+    ):
+        return "broken", f"{where} broke off the answer"
+    root = chain[-1]
+    return "other", f"connection to {where} failed ({type(root).__name__})"

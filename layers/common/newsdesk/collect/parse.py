@@ -35,6 +35,12 @@ _HIDDEN = re.compile(
 # C0 controls but tab, newline and carriage return, and DEL: PostgreSQL refuses NUL in text,
 # and none of them belongs in a title, a summary or a link.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# What a document that is no feed is, from its first bytes: the words of its failure.
+_PROLOGUE = re.compile(
+    rb"\s*(?:<\?.*?\?>|<!--.*?-->|<!DOCTYPE(?!\s+html)[^>]*>|\s)*", re.DOTALL | re.IGNORECASE
+)
+_HTML = re.compile(rb"\s*(?:<!DOCTYPE\s+html|<html\b|<head\b|<body\b)", re.IGNORECASE)
+_ROOT_NAME = re.compile(rb"<([A-Za-z_][\w:.-]{0,40})")
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,23 @@ def parse_feed(
     return ParsedFeed(version, entries, without_link, ttl, encoding, fast=channel is not None)
 
 
+def what_it_is(content: bytes) -> str:
+    """What a body that is no feed looks like, in a few words."""
+    head = content[:4096].lstrip(b"\xef\xbb\xbf")
+    prologue = _PROLOGUE.match(head)
+    start = head[prologue.end() :] if prologue else head
+    if _HTML.match(head) or _HTML.match(start):
+        return "an HTML page"
+    if start[:1] in (b"{", b"["):
+        return "JSON"
+    root = _ROOT_NAME.match(start)
+    if root:
+        return f"an XML document whose root is <{root.group(1).decode('ascii', 'replace')}>"
+    if start.startswith(b"<"):
+        return "malformed markup"
+    return "text, not markup"
+
+
 def _read_with_feedparser(
     content: bytes, decoded: Decoded
 ) -> tuple[str, str | None, str | None, list[Item]]:
@@ -91,8 +114,11 @@ def _read_with_feedparser(
     )
     if not parsed.get("version"):
         problem = parsed.get("bozo_exception")
-        detail = f": {problem}" if problem else ""
-        raise FeedParseError(f"not an RSS or Atom feed{detail}")
+        content_type = decoded.headers.get("content-type") or "none"
+        raise FeedParseError(
+            f"not an RSS or Atom feed: {what_it_is(content)}",
+            detail=f"Content-Type {content_type}; feedparser: {problem or 'no feed version'}",
+        )
     items = [
         Item(
             raw.get("title") or "",

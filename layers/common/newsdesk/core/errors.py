@@ -40,9 +40,18 @@ class SourcesError(ConfigError):
 
 
 class FeedError(NewsdeskError):
-    """One feed could not be collected. ``reason`` is a short machine-readable tag."""
+    """One feed could not be collected. The message is short and in words (what a terminal
+    line, the report and the feed's state record carry); ``detail`` is the whole story for the
+    log (the exception chain), and ``kind`` names what happened, finer than ``reason`` (a
+    connection failure's ``dns``, ``refused``, ``reset``, ``tls`` …). ``reason`` is a short
+    machine-readable tag."""
 
     reason = "error"
+
+    def __init__(self, message: str, *, kind: str = "", detail: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind or self.reason
+        self.detail = detail
 
 
 class FetchError(FeedError):
@@ -65,7 +74,14 @@ class HTTPStatusError(FetchError):
     reason = "http_status"
 
     def __init__(self, status: int, url: str, retry_after: str = "") -> None:
-        super().__init__(f"HTTP {status}")
+        retry = retry_after.strip()
+        if retry.isdigit():
+            retry = f" (retry after {retry} s)"
+        elif retry and len(retry) <= 40 and retry.isprintable():  # an HTTP date, as sent
+            retry = f" (retry after {retry})"
+        else:
+            retry = ""
+        super().__init__(f"HTTP {status}{retry}")
         self.status = status
         self.url = url
         self.retry_after = retry_after  # the raw Retry-After header, if any

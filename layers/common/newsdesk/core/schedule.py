@@ -8,6 +8,7 @@ run is due on the next run however long the fetch took.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -50,6 +51,7 @@ class FeedState:
     source: str
     url: str
     category: str = ""
+    first_attempt_at: datetime | None = None  # since when it is tried (None before 0.2)
     last_attempt_at: datetime | None = None
     last_success_at: datetime | None = None
     last_changed_at: datetime | None = None
@@ -67,6 +69,8 @@ class FeedState:
         return self.next_check_at is None or self.next_check_at <= at
 
     def attempted(self, at: datetime, category: str) -> None:
+        if self.first_attempt_at is None:
+            self.first_attempt_at = at
         self.last_attempt_at = at
         self.category = category
 
@@ -168,3 +172,62 @@ class OutletBreaker:
 def open_breakers(outlets: dict[str, OutletState], at: datetime) -> set[str]:
     """The outlets cooling down at ``at``: the fan-out sends them no message."""
     return {name for name, state in outlets.items() if state.breaker_at(at) == BREAKER_OPEN}
+
+
+@dataclass(frozen=True)
+class SilencePolicy:
+    """An outlet is silent when none of its feeds has succeeded for ``window``
+    (OUTLET_SILENT_HOURS), counted from its last success or, when it never had one, from its
+    first attempt, and it is not merely waiting: one of its feeds failed at its last attempt, or
+    is overdue by more than ``period`` (a round), or its breaker is open."""
+
+    window: timedelta = timedelta(hours=6)
+    period: timedelta = timedelta(minutes=30)
+
+
+@dataclass(frozen=True)
+class Silence:
+    """An outlet silent at ``at``: since when, and what its feeds say."""
+
+    source: str
+    since: datetime
+    hours: float
+    ever_succeeded: bool
+    feeds: int
+    feeds_failing: int
+    last_error: str | None
+
+
+def silence(
+    outlet: OutletState,
+    feeds: Mapping[str, FeedState],
+    urls: Collection[str],
+    at: datetime,
+    policy: SilencePolicy,
+) -> Silence | None:
+    """The outlet's silence at ``at``, or None. Only the feeds of ``urls`` (sources.yaml's)
+    count. An outlet with no record is new, not silent; nor is one tried for less than the
+    window, nor one whose records predate ``first_attempt_at`` and never succeeded (its next
+    attempt starts the count)."""
+    records = [feeds[url] for url in urls if url in feeds]
+    if not records:
+        return None
+    successes = [f.last_success_at for f in records if f.last_success_at is not None]
+    starts = [f.first_attempt_at for f in records if f.first_attempt_at is not None]
+    since = max(successes) if successes else min(starts, default=None)
+    if since is None or at - since < policy.window:
+        return None
+    failing = [f for f in records if f.last_status == STATUS_FAILED]
+    overdue = any(f.is_due(at - policy.period) for f in records)
+    if not failing and not overdue and outlet.breaker != BREAKER_OPEN:
+        return None  # its feeds are due later (a long ttl or Cache-Control): waiting
+    latest = max(failing, key=lambda f: f.last_attempt_at or since, default=None)
+    return Silence(
+        source=outlet.source,
+        since=since,
+        hours=round((at - since).total_seconds() / 3600, 1),
+        ever_succeeded=bool(successes),
+        feeds=len(records),
+        feeds_failing=len(failing),
+        last_error=latest.last_error if latest else None,
+    )

@@ -57,6 +57,7 @@ class Settings:
     message_max_age_seconds: int = 1800
     photo_title_patterns: tuple[str, ...] = DEFAULT_PHOTO_TITLE_PATTERNS
     entry_max_age_hours: float = 72.0
+    outlet_silent_hours: float = 6.0
     user_agent: str = USER_AGENT
     state_table_name: str = "newsdesk-state"
     outlet_queue_url: str | None = None
@@ -101,6 +102,9 @@ class Settings:
             ),
             entry_max_age_hours=reader.number(
                 "ENTRY_MAX_AGE_HOURS", float, defaults.entry_max_age_hours, minimum=1
+            ),
+            outlet_silent_hours=reader.number(
+                "OUTLET_SILENT_HOURS", float, defaults.outlet_silent_hours, minimum=0.5
             ),
             user_agent=reader.user_agent("FETCH_USER_AGENT") or defaults.user_agent,
             state_table_name=reader.text("STATE_TABLE_NAME") or defaults.state_table_name,
