@@ -19,6 +19,7 @@ from newsdesk.core.errors import FanOutError
 from newsdesk.core.messages import OutletMessage
 from newsdesk.core.schedule import open_breakers
 from newsdesk.core.sources import Feed, group_by_outlet
+from newsdesk.core.times import format_time
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -37,9 +38,12 @@ class FanOutResult:
     batches: int
     retried: int
     outlets_skipped_open: int = 0
+    # the outlets skipped, each {"source", "open_until" (…Z), "trips"}: a round's report
+    # lists them as cooling down
+    outlets_cooling: tuple[dict[str, Any], ...] = ()
 
-    def as_dict(self) -> dict[str, int]:
-        return dataclasses.asdict(self)
+    def as_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "outlets_cooling": list(self.outlets_cooling)}
 
     def metric_counts(self) -> dict[str, int]:
         """The fan-out's EMF metrics by name."""
@@ -63,15 +67,25 @@ def fan_out_round(
     """A round: a message for every outlet but those whose breaker is open at
     ``scheduled_at`` (they cool down; the worker would skip them anyway)."""
     breakers = states.outlets([outlet.name for outlet in group_by_outlet(feeds)])
-    return fan_out(
+    cooling = open_breakers(breakers, scheduled_at)
+    result = fan_out(
         feeds,
         scheduled_at,
         sqs,
         queue_url,
         sleep=sleep,
-        skip=open_breakers(breakers, scheduled_at),
+        skip=cooling,
         ignore_schedule=ignore_schedule,
     )
+    skipped = tuple(
+        {
+            "source": name,
+            "open_until": format_time(breakers[name].open_until or scheduled_at),
+            "trips": breakers[name].trips,
+        }
+        for name in sorted(cooling)
+    )
+    return dataclasses.replace(result, outlets_cooling=skipped)
 
 
 def fan_out(
