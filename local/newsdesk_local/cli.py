@@ -24,10 +24,11 @@ from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.report import COOLING_DOWN, FETCHED, SUCCEEDED, totals
 from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Outlet, group_by_outlet, load_sources
-from newsdesk.core.times import format_time, local_time, parse_time
+from newsdesk.core.times import format_time, local_time, parse_time, utc_now
 
 if TYPE_CHECKING:
     from newsdesk_local.driver import RoundResult
+    from newsdesk_local.feeds import StateStore
     from newsdesk_local.services import LocalServices
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_NO_FEED = 0, 1, 2, 3
@@ -123,6 +124,24 @@ def _parser() -> argparse.ArgumentParser:
     issues.add_argument("--json", action="store_true", help="print one JSON object")
     issues.add_argument("--limit", type=_positive, default=50, help="at most this many (50)")
     issues.set_defaults(run=_issues)
+
+    feeds = commands.add_parser(
+        "feeds", help="each feed's and outlet's state: last status, errors, breaker, next check"
+    )
+    feeds.add_argument("--failing", action="store_true", help="only what is failing")
+    feeds.add_argument("--source", metavar="NAME", help="only this outlet")
+    feeds.add_argument("--json", action="store_true", help="print one JSON object")
+    table_help = "a deployed stack's state table (default: STATE_TABLE_NAME, else the local one)"
+    feeds.add_argument("--table", metavar="NAME", help=table_help)
+    feeds.set_defaults(run=_feeds)
+    feeds_commands = feeds.add_subparsers(metavar="COMMAND")
+    reset = feeds_commands.add_parser(
+        "reset", help="close outlets' breakers and make their feeds due at the next round"
+    )
+    reset.add_argument("outlets", nargs="*", metavar="OUTLET")
+    reset.add_argument("--all", action="store_true", help="every outlet in the state table")
+    reset.add_argument("--table", metavar="NAME", help=table_help, default=argparse.SUPPRESS)
+    reset.set_defaults(run=_feeds_reset)
 
     demo = commands.add_parser(
         "demo", help="serve bundled sample feeds on 127.0.0.1, collect them and cluster them"
@@ -235,6 +254,95 @@ def _issues(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         _dump({"issues": issues}, out)
     else:
         _print_issues(issues, settings.zone, out)
+    return 0
+
+
+def _state_store(args: argparse.Namespace, env: dict[str, str], settings: Settings) -> StateStore:
+    """A deployed stack's table (--table, STATE_TABLE_NAME) with boto3's own credentials; an
+    emulator's (AWS_ENDPOINT_URL) with the local runtime's; else the items the local runtime
+    saved. Nothing is created in any of them."""
+    import boto3
+    from botocore.config import Config
+    from botocore.exceptions import BotoCoreError
+
+    from newsdesk.aws.state_table import StateTable
+    from newsdesk_local.feeds import STATE_TABLE, SavedStore, TableStore
+    from newsdesk_local.infrastructure import REGION, Infrastructure
+    from newsdesk_local.services import FAKE_CREDENTIALS
+
+    config = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=5)
+    endpoint = env.get("AWS_ENDPOINT_URL") or None
+    table: str | None = getattr(args, "table", None) or env.get("STATE_TABLE_NAME") or None
+    try:
+        if table is not None:
+            region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None
+            client = boto3.client(
+                "dynamodb", region_name=region, endpoint_url=endpoint, config=config
+            )
+            return TableStore(StateTable(client, table), table)
+        if endpoint is not None:
+            name = Infrastructure.packaged().table(STATE_TABLE).name
+            client = boto3.client(
+                "dynamodb",
+                endpoint_url=endpoint,
+                region_name=env.get("AWS_DEFAULT_REGION", REGION),
+                aws_access_key_id=env.get(
+                    "AWS_ACCESS_KEY_ID", FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"]
+                ),
+                aws_secret_access_key=env.get(
+                    "AWS_SECRET_ACCESS_KEY", FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"]
+                ),
+                config=config,
+            )
+            return TableStore(StateTable(client, name), f"{name} at {endpoint}")
+    except ValueError as e:  # botocore's "Invalid endpoint: …"
+        raise ConfigError(f"AWS_ENDPOINT_URL: {e}") from None
+    except BotoCoreError as e:  # no region, a broken profile
+        raise ConfigError(f"AWS: {e}") from None
+    return SavedStore(settings.data_dir)
+
+
+def _feeds(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk_local import feeds
+
+    settings = Settings.from_env(env)
+    zone = settings.zone
+    store = _state_store(args, env, settings)
+    known = store.read()
+    if args.source is not None:
+        feeds.chosen(known, [args.source], every=False)
+        known = {args.source: known[args.source]}
+    now = utc_now()
+    shown = feeds.ordered(known.values(), now, args.failing)
+    if args.json:
+        _dump(feeds.as_json(shown, now), out)
+        return 0
+    if not known:
+        print(f"No feed has been checked yet ({store.where}).", file=out)
+        return 0
+    for outlet in shown:
+        print(feeds.outlet_line(outlet, now, zone), file=out)
+        for feed in outlet.feeds:
+            print(feeds.feed_line(feed, zone), file=out)
+    print(feeds.summary(known.values(), now, settings.timezone, zone), file=out)
+    return 0
+
+
+def _feeds_reset(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk_local import feeds
+
+    if bool(args.outlets) == args.all:
+        raise ConfigError("feeds reset: name the outlets to reset, or give --all (not both)")
+    settings = Settings.from_env(env)
+    store = _state_store(args, env, settings)
+    known = store.read()
+    names = feeds.chosen(known, args.outlets, args.all)  # every name checked before a write
+    now = utc_now()
+    for name in names:
+        store.reset(known[name], now)
+        print(feeds.reset_line(known[name], now, settings.zone), file=out, flush=True)
+    if not names:
+        print(f"Nothing to reset ({store.where} is empty).", file=out)
     return 0
 
 
