@@ -209,9 +209,12 @@ def test_cluster_and_issues_commands(data_dir, serve, database, postgres_url, ca
     assert main(["issues", "--json"], env) == 0
     (listed,) = json.loads(capsys.readouterr().out)["issues"]
     assert listed["article_ids"] == issue["article_ids"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", listed["created_at"])  # UTC
     assert main(["issues"], env) == 0
     out = capsys.readouterr().out
-    assert f"[경제] {title} (3 articles" in out
+    assert re.search(
+        rf"\[경제\] {re.escape(title)} \(3 articles, \d{{4}}-\d\d-\d\d \d\d:\d\d KST\)", out
+    )
     assert "    언론사1: " + title in out
 
 
