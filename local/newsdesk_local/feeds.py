@@ -221,7 +221,7 @@ def reset_line(outlet: OutletRecords, at: datetime, zone: tzinfo) -> str:
     was = breaker_text(outlet, at, zone)
     return (
         f"Reset: {outlet.source} | Breaker: closed, trips 0; was {was} | "
-        f"{len(outlet.feeds)} feeds due now"
+        f"{len(outlet.feeds)} feed{'' if len(outlet.feeds) == 1 else 's'} due now"
     )
 
 
