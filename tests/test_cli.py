@@ -84,13 +84,24 @@ def test_collect_json_with_a_dead_outlet(
     }
 
     # AND a second round stores nothing new, with the state kept between runs: the live feeds
-    # come back unchanged, the dead outlet's breaker is open and it is not asked at all
+    # come back unchanged, the dead outlet's breaker is open and it is not asked at all, but
+    # it is reported, cooling down
     assert main(args, env) == 0
     second = json.loads(capsys.readouterr().out)
     assert second["totals"]["new"] == 0
     assert second["totals"]["feeds_not_modified"] == 3
+    assert second["totals"]["feeds_skipped_open_breaker"] == 6
     assert sum(n for p, n in feed_server.requests.items() if p.startswith("/pressian/")) == 2
-    assert [o["source"] for o in second["outlets"]] == ["연합뉴스", "매일경제"]
+    assert [o["source"] for o in second["outlets"]] == ["연합뉴스", "매일경제", "프레시안"]
+    cooling = second["outlets"][2]
+    assert (cooling["skipped"], cooling["trips"], cooling["feeds_attempted"]) == (
+        "cooling_down",
+        1,
+        0,
+    )
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", cooling["open_until"])
+    assert {f["status"] for f in cooling["feeds"]} == {"skipped_open_breaker"}
+    assert second["outlets"][0]["skipped"] is None
     saved = json.loads((data_dir / "aws-state.json").read_text(encoding="utf-8"))
     breaker = [
         i
@@ -128,13 +139,12 @@ def test_a_second_run_asks_conditionally_and_gets_304s(
 def test_collect_prints_the_seed_line_per_feed(
     data_dir, tmp_path, serve, database, postgres_url, capsys
 ):
-    sources = write_sources(
-        tmp_path / "sources.yaml", [("뉴시스", serve("/g.xml", "good.xml"), "정치")]
-    )
+    sources_url = serve("/g.xml", "good.xml")
+    sources = write_sources(tmp_path / "sources.yaml", [("뉴시스", sources_url, "정치")])
     env = environ(data_dir, DATABASE_URL=postgres_url)
     assert main(["collect", "--sources", str(sources), "--concurrency", "1"], env) == 0
     out = capsys.readouterr().out
-    assert "Source: 뉴시스 | New: 3 | Skip: 0 | Total: 3\n" in out
+    assert f"Source: 뉴시스 | New: 3 | Skip: 0 | Total: 3 | 정치 {sources_url}\n" in out
     assert "Articles: 3 new, 0 duplicate, 2 photo-filtered" in out
 
 
@@ -158,7 +168,9 @@ def test_collect_with_the_database_down_fails_loudly(data_dir, tmp_path, serve, 
 def test_demo_runs_a_round_on_embedded_services(data_dir, tmp_path, capsys):
     assert main(["demo"], environ(data_dir, DATABASE_URL="postgresql://ignored@127.0.0.1:9/x")) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^Source: 연합뉴스 \| New: \d+ \| Skip: 0 \| Total: \d+$", out, re.M)
+    assert re.search(
+        r"^Source: 연합뉴스 \| New: \d+ \| Skip: 0 \| Total: \d+ \| 정치 http", out, re.M
+    )
     assert "Source: 프레시안 | Skipped: outlet breaker open" in out
     assert re.search(r"Feeds: 11 attempted, 9 ok, 2 failed, 1 skipped", out)
     assert re.search(r"Articles: 31 new, 0 duplicate, 12 photo-filtered", out)
@@ -197,9 +209,12 @@ def test_cluster_and_issues_commands(data_dir, serve, database, postgres_url, ca
     assert main(["issues", "--json"], env) == 0
     (listed,) = json.loads(capsys.readouterr().out)["issues"]
     assert listed["article_ids"] == issue["article_ids"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", listed["created_at"])  # UTC
     assert main(["issues"], env) == 0
     out = capsys.readouterr().out
-    assert f"[경제] {title} (3 articles" in out
+    assert re.search(
+        rf"\[경제\] {re.escape(title)} \(3 articles, \d{{4}}-\d\d-\d\d \d\d:\d\d KST\)", out
+    )
     assert "    언론사1: " + title in out
 
 

@@ -89,7 +89,8 @@ def test_a_good_feed_is_stored_with_photos_filtered(collector, serve):
     (feed,) = report.feeds
     assert (feed.status, feed.new, feed.duplicate, feed.photo_filtered) == (FEED_OK, 3, 0, 2)
     assert feed.entries_seen == 5
-    assert feed.log_line() == "Source: 테스트통신 | New: 3 | Skip: 0 | Total: 3"
+    assert feed.seed_line() == "Source: 테스트통신 | New: 3 | Skip: 0 | Total: 3"
+    assert feed.log_line() == f"Source: 테스트통신 | New: 3 | Skip: 0 | Total: 3 | 정치 {url}"
     _, feeds = state_of("테스트통신")
     state = feeds[url]
     assert (state.last_status, state.entries_seen, state.consecutive_failures) == (STATUS_OK, 5, 0)

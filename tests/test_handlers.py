@@ -56,6 +56,7 @@ def test_fanout_sends_one_message_per_outlet(aws_env, tmp_path):
         "retried": 0,
         "outlets_skipped_open": 0,
         "outlets_silent": 0,
+        "outlets_cooling": [],
     }
     messages = receive_all(aws_env.client("sqs"), aws_env.queue_url("OutletQueue"))
     parsed = sorted(
@@ -84,6 +85,13 @@ def test_fanout_skips_outlets_whose_breaker_is_open(aws_env, tmp_path):
     result = invoke("fanout", load_event("fanout"), SOURCES_PATH=str(sources))
     # THEN 03 is skipped (cooling down) and 04 is sent, to be probed half-open
     assert (result["messages_sent"], result["outlets_skipped_open"]) == (5, 1)
+    assert result["outlets_cooling"] == [
+        {
+            "source": "언론사03",
+            "open_until": format_time(scheduled + timedelta(minutes=25)),
+            "trips": 1,
+        }
+    ]
     names = {
         OutletMessage.from_json(m["Body"]).outlet.name
         for m in receive_all(aws_env.client("sqs"), aws_env.queue_url("OutletQueue"))

@@ -1,26 +1,37 @@
-"""The ``newsdesk`` command: local rounds and operator tasks (docs/architecture.md)."""
+"""The ``newsdesk`` command: local rounds and operator tasks (docs/architecture.md).
+
+Exit codes: 0 done; 1 an outlet's message failed (SQS would retry it), or for `sources check
+--live` a feed failed; 2 a configuration error or a service that cannot be reached (one line on
+standard error); 3 feeds were attempted and not one succeeded. A closed pipe (``| head``) ends
+the command quietly, with 0. Terminal times are in NEWSDESK_TIMEZONE; JSON's are UTC.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from newsdesk.core.errors import ConfigError, InfrastructureError
-from newsdesk.core.report import totals
+from newsdesk.core.report import COOLING_DOWN, FETCHED, SUCCEEDED, totals
 from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Outlet, group_by_outlet, load_sources
-from newsdesk.core.times import format_time, parse_time
+from newsdesk.core.times import format_time, local_time, parse_time, utc_now
 
 if TYPE_CHECKING:
     from newsdesk_local.driver import RoundResult
+    from newsdesk_local.feeds import StateStore
     from newsdesk_local.services import LocalServices
+
+EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_NO_FEED = 0, 1, 2, 3
 
 
 # The template's queues `dlq redrive` reads (their URLs are also the stack's outputs).
@@ -31,15 +42,39 @@ SCHEDULE_DEAD_LETTERS = "ScheduleDeadLetterQueue"
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     args = _parser().parse_args(argv)
     env = dict(os.environ if environ is None else environ)
+    out = _utf8(sys.stdout)
     try:
-        code: int = args.run(args, env, sys.stdout)
+        code: int = args.run(args, env, out)
+        out.flush()
     except (ConfigError, InfrastructureError) as e:
-        print(f"newsdesk: {e}", file=sys.stderr)
-        return 2
+        print(f"newsdesk: {_one_line(str(e))}", file=sys.stderr)
+        return EXIT_CONFIG
+    except BrokenPipeError:  # the reader went away (| head): end quietly
+        _silence(out)
+        return EXIT_OK
     except KeyboardInterrupt:  # the local state was saved on the way out
         print("newsdesk: interrupted", file=sys.stderr)
         return 130
     return code
+
+
+def _utf8(out: TextIO) -> TextIO:
+    """Standard output writes UTF-8 whatever the locale says (Korean titles, JSON)."""
+    if isinstance(out, io.TextIOWrapper) and out.encoding.lower().replace("-", "") != "utf8":
+        out.reconfigure(encoding="utf-8")
+    return out
+
+
+def _silence(out: TextIO) -> None:
+    """What is still buffered for a closed pipe goes nowhere, not into a second error when
+    the interpreter flushes it on exit."""
+    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.fileno())
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -110,6 +145,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     redrive.set_defaults(run=_dlq_redrive)
 
+    feeds = commands.add_parser(
+        "feeds", help="each feed's and outlet's state: last status, errors, breaker, next check"
+    )
+    feeds.add_argument("--failing", action="store_true", help="only what is failing")
+    feeds.add_argument("--source", metavar="NAME", help="only this outlet")
+    feeds.add_argument("--json", action="store_true", help="print one JSON object")
+    table_help = "a deployed stack's state table (default: STATE_TABLE_NAME, else the local one)"
+    feeds.add_argument("--table", metavar="NAME", help=table_help)
+    feeds.set_defaults(run=_feeds)
+    feeds_commands = feeds.add_subparsers(metavar="COMMAND")
+    reset = feeds_commands.add_parser(
+        "reset", help="close outlets' breakers and make their feeds due at the next round"
+    )
+    reset.add_argument("outlets", nargs="*", metavar="OUTLET")
+    reset.add_argument("--all", action="store_true", help="every outlet in the state table")
+    reset.add_argument("--table", metavar="NAME", help=table_help, default=argparse.SUPPRESS)
+    reset.set_defaults(run=_feeds_reset)
+
     demo = commands.add_parser(
         "demo", help="serve bundled sample feeds on 127.0.0.1, collect them and cluster them"
     )
@@ -172,7 +225,7 @@ def _dlq_redrive(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> 
         f"covered their feeds), {len(failed)} failed again",
         file=out,
     )
-    return 1 if failed else 0
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def _redrive_deployed(stack: str, queue: str) -> Any:
@@ -202,10 +255,9 @@ def _redrive_deployed(stack: str, queue: str) -> Any:
         raise InfrastructureError(f"stack {stack!r}: {e}") from e
 
 
-def _outlet_order(env: dict[str, str]) -> list[str]:
-    # a broken sources file fails here, before anything is started or sent
-    feeds = load_sources(Settings.from_env(env).sources_path)
-    return [outlet.name for outlet in group_by_outlet(feeds)]
+def _outlets(env: dict[str, str]) -> list[Outlet]:
+    # a broken sources file (or setting) fails here, before anything is started or sent
+    return group_by_outlet(load_sources(Settings.from_env(env).sources_path))
 
 
 def _collect(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
@@ -213,14 +265,15 @@ def _collect(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
 
     if args.sources is not None:
         env["SOURCES_PATH"] = str(args.sources.resolve())
-    order = _outlet_order(env)
+    outlets = _outlets(env)
+    zone = Settings.from_env(env).zone
     with _runtime(env) as runtime:
-        result = run_collect_round(runtime, args.concurrency, order, not args.scheduled)
+        result = run_collect_round(runtime, args.concurrency, outlets, not args.scheduled)
     if args.json:
         _dump(_round_json(result), out)
     else:
-        _print_round(result, runtime.log_path, out)
-    return _report_failures(result)
+        _print_round(result, runtime.log_path, zone, out)
+    return _round_exit(result)
 
 
 def _reparse(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
@@ -249,7 +302,8 @@ def _reparse(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         )
         return 0
     for body in run.bodies:
-        print(f"{format_time(body.fetched_at)} {body.report.log_line()}", file=out)
+        fetched = local_time(body.fetched_at, settings.zone)
+        print(f"{fetched} {body.report.log_line(settings.zone)}", file=out)
     t = run.totals()
     print(
         f"Reparsed {t['bodies']} bodies ({t['failed']} not a feed): {t['entries_seen']} "
@@ -274,21 +328,109 @@ def _cluster(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
 
 def _issues(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk.storage.issues import list_issues
+    from newsdesk_local.services import read_only_database
 
-    with _runtime(env) as runtime:
-        database = runtime.database()
-        issues = list_issues(database, args.limit)
-        database.close()
+    settings = Settings.from_env(env)
+    with read_only_database(settings) as database:  # creates nothing, migrates nothing
+        issues = list_issues(database, args.limit) if database is not None else []
     if args.json:
         _dump({"issues": issues}, out)
     else:
-        _print_issues(issues, out)
+        _print_issues(issues, settings.zone, out)
+    return 0
+
+
+def _state_store(args: argparse.Namespace, env: dict[str, str], settings: Settings) -> StateStore:
+    """A deployed stack's table (--table, STATE_TABLE_NAME) with boto3's own credentials; an
+    emulator's (AWS_ENDPOINT_URL) with the local runtime's; else the items the local runtime
+    saved. Nothing is created in any of them."""
+    import boto3
+    from botocore.config import Config
+    from botocore.exceptions import BotoCoreError
+
+    from newsdesk.aws.state_table import StateTable
+    from newsdesk_local.feeds import STATE_TABLE, SavedStore, TableStore
+    from newsdesk_local.infrastructure import REGION, Infrastructure
+    from newsdesk_local.services import FAKE_CREDENTIALS
+
+    config = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=5)
+    endpoint = env.get("AWS_ENDPOINT_URL") or None
+    table: str | None = getattr(args, "table", None) or env.get("STATE_TABLE_NAME") or None
+    try:
+        if table is not None:
+            region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None
+            client = boto3.client(
+                "dynamodb", region_name=region, endpoint_url=endpoint, config=config
+            )
+            return TableStore(StateTable(client, table), table)
+        if endpoint is not None:
+            name = Infrastructure.packaged().table(STATE_TABLE).name
+            client = boto3.client(
+                "dynamodb",
+                endpoint_url=endpoint,
+                region_name=env.get("AWS_DEFAULT_REGION", REGION),
+                aws_access_key_id=env.get(
+                    "AWS_ACCESS_KEY_ID", FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"]
+                ),
+                aws_secret_access_key=env.get(
+                    "AWS_SECRET_ACCESS_KEY", FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"]
+                ),
+                config=config,
+            )
+            return TableStore(StateTable(client, name), f"{name} at {endpoint}")
+    except ValueError as e:  # botocore's "Invalid endpoint: …"
+        raise ConfigError(f"AWS_ENDPOINT_URL: {e}") from None
+    except BotoCoreError as e:  # no region, a broken profile
+        raise ConfigError(f"AWS: {e}") from None
+    return SavedStore(settings.data_dir)
+
+
+def _feeds(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk_local import feeds
+
+    settings = Settings.from_env(env)
+    zone = settings.zone
+    store = _state_store(args, env, settings)
+    known = store.read()
+    if args.source is not None:
+        feeds.chosen(known, [args.source], every=False)
+        known = {args.source: known[args.source]}
+    now = utc_now()
+    shown = feeds.ordered(known.values(), now, args.failing)
+    if args.json:
+        _dump(feeds.as_json(shown, now), out)
+        return 0
+    if not known:
+        print(f"No feed has been checked yet ({store.where}).", file=out)
+        return 0
+    for outlet in shown:
+        print(feeds.outlet_line(outlet, now, zone), file=out)
+        for feed in outlet.feeds:
+            print(feeds.feed_line(feed, zone), file=out)
+    print(feeds.summary(known.values(), now, settings.timezone, zone), file=out)
+    return 0
+
+
+def _feeds_reset(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk_local import feeds
+
+    if bool(args.outlets) == args.all:
+        raise ConfigError("feeds reset: name the outlets to reset, or give --all (not both)")
+    settings = Settings.from_env(env)
+    store = _state_store(args, env, settings)
+    known = store.read()
+    names = feeds.chosen(known, args.outlets, args.all)  # every name checked before a write
+    now = utc_now()
+    for name in names:
+        store.reset(known[name], now)
+        print(feeds.reset_line(known[name], now, settings.zone), file=out, flush=True)
+    if not names:
+        print(f"Nothing to reset ({store.where} is empty).", file=out)
     return 0
 
 
 def _round_json(result: RoundResult) -> dict[str, Any]:
-    outlets = [{"source": o.source, **o.counts()} for o in result.outlets]
-    return {"outlets": outlets, "totals": totals(result.outlets)}
+    return {"outlets": [o.entry() for o in result.outlets], "totals": totals(result.outlets)}
 
 
 def _cluster_json(run: dict[str, Any]) -> dict[str, Any]:
@@ -300,15 +442,20 @@ def _dump(document: dict[str, Any], out: TextIO) -> None:
     out.write("\n")
 
 
-def _print_round(result: RoundResult, log_path: Path, out: TextIO) -> None:
+def _print_round(result: RoundResult, log_path: Path, zone: tzinfo, out: TextIO) -> None:
     for outlet in result.outlets:
+        if outlet.skipped == COOLING_DOWN:
+            print(outlet.cooling_line(zone), file=out)
+            continue
         for feed in outlet.feeds:
-            print(feed.log_line(), file=out)
+            print(feed.log_line(zone), file=out)
     summed = totals(result.outlets)
     attempted, failed = summed["feeds_attempted"], summed["feeds_failed"]
+    cooling = sum(o.skipped == COOLING_DOWN for o in result.outlets)
     print(
         f"Feeds: {attempted} attempted, {attempted - failed} ok, {failed} failed, "
-        f"{summed['feeds_skipped']} skipped by the outlet breaker ({len(result.outlets)} outlets)",
+        f"{summed['feeds_skipped']} skipped by the outlet breaker ({len(result.outlets)} outlets, "
+        f"{cooling} cooling down)",
         file=out,
     )
     print(
@@ -328,10 +475,19 @@ def _print_round(result: RoundResult, log_path: Path, out: TextIO) -> None:
     print(f"Round: {result.seconds:.1f} s; Lambda logs in {log_path}", file=out)
 
 
-def _report_failures(result: RoundResult) -> int:
+def _round_exit(result: RoundResult) -> int:
+    """1 if a message failed (SQS would retry it); else 3 if feeds were attempted and not one
+    succeeded (offline, or every outlet down); else 0, a round with nothing due included."""
     for failure in result.failed:
-        print(f"newsdesk: outlet {failure.source}: {failure.error}", file=sys.stderr)
-    return 1 if result.failed else 0
+        print(f"newsdesk: outlet {failure.source}: {_one_line(failure.error)}", file=sys.stderr)
+    if result.failed:
+        return EXIT_FAILED
+    statuses = [f.status for o in result.outlets for f in o.feeds]
+    attempted = sum(s in FETCHED for s in statuses)
+    if attempted and not any(s in SUCCEEDED for s in statuses):
+        print(f"newsdesk: not one of the {attempted} feeds attempted succeeded", file=sys.stderr)
+        return EXIT_NO_FEED
+    return EXIT_OK
 
 
 def _print_cluster(run: dict[str, Any], out: TextIO) -> None:
@@ -351,13 +507,13 @@ def _print_cluster(run: dict[str, Any], out: TextIO) -> None:
         )
 
 
-def _print_issues(issues: list[dict[str, Any]], out: TextIO) -> None:
+def _print_issues(issues: list[dict[str, Any]], zone: tzinfo, out: TextIO) -> None:
     if not issues:
         print("No issues yet.", file=out)
     for issue in issues:
         print(
             f"#{issue['id']} [{issue['category']}] {issue['title']} "
-            f"({issue['size']} articles, {issue['created_at']})",
+            f"({issue['size']} articles, {local_time(issue['created_at'], zone)})",
             file=out,
         )
         for article in issue["articles"]:
@@ -423,8 +579,8 @@ def _sources_check_live(
         _dump({"feeds": [c.as_dict() for c in checks], "totals": totals}, out)
     else:
         for check in checks:
-            print(check.line(), file=out)
-        print(summary(checks), file=out)
+            print(check.line(settings.zone), file=out)
+        print(summary(checks, settings.timezone, settings.zone), file=out)
     return 1 if failed else 0
 
 
@@ -448,15 +604,15 @@ def _demo(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
             FETCH_ALLOW_PRIVATE_NETWORKS="true",
             FETCH_TIMEOUT_SECONDS="5",
         )
-        order = _outlet_order(demo_env)
+        outlets = _outlets(demo_env)
         if not args.json:
             print(f"Serving demo feeds at {server.base_url}; data in {data_dir}", file=out)
         with _runtime(demo_env) as runtime:
-            result = run_collect_round(runtime, 4, order)
+            result = run_collect_round(runtime, 4, outlets)
             run = invoke_function(runtime, CLUSTER, scheduled_event(datetime.now(UTC)))
     if args.json:
         _dump({"collect": _round_json(result), "cluster": _cluster_json(run)}, out)
     else:
-        _print_round(result, runtime.log_path, out)
+        _print_round(result, runtime.log_path, Settings.from_env(env).zone, out)
         _print_cluster(run, out)
-    return _report_failures(result)
+    return _round_exit(result)

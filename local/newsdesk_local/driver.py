@@ -19,6 +19,7 @@ from typing import Any
 
 from newsdesk.core.messages import OutletMessage
 from newsdesk.core.report import OutletReport
+from newsdesk.core.sources import Outlet
 from newsdesk.core.times import format_time
 from newsdesk_local.infrastructure import ACCOUNT, REGION, EventSource
 from newsdesk_local.pool import LambdaPool
@@ -153,18 +154,20 @@ class RoundResult:
 def run_collect_round(
     services: LocalServices,
     concurrency: int,
-    outlet_order: Sequence[str] = (),
+    outlets: Sequence[Outlet] = (),
     ignore_schedule: bool = True,
     workers: LambdaPool | None = None,
 ) -> RoundResult:
     """The fan-out, then the worker's queue drained with ``concurrency`` containers (or
-    ``workers``, already started). Reports come in ``outlet_order`` (the sources file's),
-    any outlet not in it after those."""
+    ``workers``, already started). Reports come in the order of ``outlets`` (the sources
+    file's), any outlet not in it after those; an outlet the fan-out skipped, its breaker
+    open, is reported cooling down (its feeds those ``outlets`` give it)."""
     started = time.monotonic()
     event = scheduled_event(datetime.now(UTC)) | {"ignore_schedule": ignore_schedule}
     fanout = invoke_function(services, FANOUT, event)
     reports, failed = drain_worker(services, concurrency, workers)
-    rank = {name: i for i, name in enumerate(outlet_order)}
+    reports += _cooling(fanout, outlets)
+    rank = {outlet.name: i for i, outlet in enumerate(outlets)}
     reports.sort(key=lambda r: (rank.get(r.source, len(rank)), r.source))
     return RoundResult(fanout, reports, failed, time.monotonic() - started)
 
@@ -179,6 +182,18 @@ def drain_worker(
         sources = services.infrastructure.functions[WORKER].event_sources
         deliveries = [(s, d) for s in sources for d in drain(services, s, pool)]
     return _outcomes(deliveries, services)
+
+
+def _cooling(fanout: dict[str, Any], outlets: Sequence[Outlet]) -> list[OutletReport]:
+    feeds = {outlet.name: [(f.category, f.url) for f in outlet.feeds] for outlet in outlets}
+    reports = []
+    for skipped in fanout.get("outlets_cooling", []):
+        report = OutletReport(skipped["source"])
+        report.cooling_down(
+            feeds.get(skipped["source"], []), skipped["open_until"], skipped["trips"]
+        )
+        reports.append(report)
+    return reports
 
 
 def pool_of(services: LocalServices, function: str, concurrency: int = 1) -> LambdaPool:

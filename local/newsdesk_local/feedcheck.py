@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from newsdesk.collect.collector import failure_class
@@ -21,10 +21,7 @@ from newsdesk.collect.fetch import FetchPolicy, fetch
 from newsdesk.collect.parse import parse_feed
 from newsdesk.core.errors import BlockedAddressError, FeedError, HTTPStatusError
 from newsdesk.core.sources import Feed, Outlet
-from newsdesk.core.times import format_time
-
-# Korea has kept +09:00 all year since 1988: no time-zone database needed.
-KST = timezone(timedelta(hours=9), "KST")
+from newsdesk.core.times import format_time, local_time
 
 
 @dataclass(frozen=True)
@@ -42,16 +39,12 @@ class FeedCheck:
     def ok(self) -> bool:
         return self.error is None
 
-    def line(self) -> str:
+    def line(self, zone: tzinfo = UTC) -> str:
         feed = self.feed
         where = feed.url + (f" -> {self.final_url}" if self.final_url else "")
         if not self.ok:
             return f"Source: {feed.source} | {feed.category} | Failed: {self.error} | {where}"
-        newest = (
-            f"newest {self.newest.astimezone(KST):%Y-%m-%d %H:%M} KST"
-            if self.newest
-            else "no entry dated"
-        )
+        newest = f"newest {local_time(self.newest, zone)}" if self.newest else "no entry dated"
         return (
             f"Source: {feed.source} | {feed.category} | HTTP {self.http_status} | "
             f"{self.encoding or 'encoding unknown'} | {self.entries} entries | {newest} | {where}"
@@ -127,12 +120,12 @@ def failed_outlets(checks: Sequence[FeedCheck]) -> list[str]:
     return [n for n in names if not any(c.ok for c in checks if c.feed.source == n)]
 
 
-def summary(checks: Sequence[FeedCheck]) -> str:
+def summary(checks: Sequence[FeedCheck], zone_name: str = "UTC", zone: tzinfo = UTC) -> str:
     failed = sum(not c.ok for c in checks)
     outlets = len({c.feed.source for c in checks})
     line = (
         f"Feeds: {len(checks) - failed} ok, {failed} failed ({len(checks)} feeds, "
-        f"{outlets} outlets); dates in Asia/Seoul time (KST)"
+        f"{outlets} outlets); dates in {zone_name} time ({datetime.now(zone):%Z})"
     )
     dead = failed_outlets(checks)
     return line + (f"; every feed failed: {', '.join(dead)}" if dead else "")

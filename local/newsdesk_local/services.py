@@ -24,19 +24,21 @@ from types import TracebackType
 from typing import Any
 
 import boto3
+from botocore.exceptions import BotoCoreError, ClientError
 
 from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.settings import Settings
 from newsdesk.storage.database import Database
-from newsdesk.storage.migrate import migrate
+from newsdesk.storage.migrate import migrate, pending
 from newsdesk_local.deadletters import messages
 from newsdesk_local.infrastructure import REGION, Infrastructure, QueueAddress
+from newsdesk_local.saved_state import load_queues, load_tables, store_tables
 
 LOG_FILE = "lambda.log"  # every container's output
-STATE_FILE = "aws-state.json"  # the tables' items between runs
 BUCKETS_FOLDER = "buckets"  # the buckets' objects between runs, one folder each
-# What earlier releases kept: the state table's items as {"items": [...]}, and raw bodies here.
-OLD_RAW_FOLDER, OLD_STATE_TABLE, OLD_RAW_BUCKET = "raw-bodies", "StateTable", "RawBucket"
+PG_FOLDER = "pg"  # pgserver's
+# What earlier releases kept: raw bodies here.
+OLD_RAW_FOLDER, OLD_RAW_BUCKET = "raw-bodies", "RawBucket"
 # moto accepts any key; fixed fake ones, and none of the caller's session, keep real
 # credentials from being sent at all
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
@@ -86,7 +88,10 @@ class LocalServices:
                     self.client(service)
                 if self._moto is not None:
                     self._moto.wait_ready()
-                self._create_resources()
+                try:
+                    self._create_resources()
+                except (BotoCoreError, ClientError) as e:
+                    raise InfrastructureError(f"AWS at {self.endpoint}: {e}") from None
                 self.env["DATABASE_URL"] = database_url.result()
             self._stack.callback(self._shut_down)
         except BaseException:
@@ -113,13 +118,16 @@ class LocalServices:
     def client(self, service: str) -> Any:
         """The services' client of ``service`` (one each; boto3 clients are thread-safe)."""
         if service not in self._clients:
-            self._clients[service] = boto3.client(
-                service,  # type: ignore[call-overload]
-                endpoint_url=self.endpoint,
-                region_name=self.env["AWS_DEFAULT_REGION"],
-                aws_access_key_id=self.env["AWS_ACCESS_KEY_ID"],
-                aws_secret_access_key=self.env["AWS_SECRET_ACCESS_KEY"],
-            )
+            try:
+                self._clients[service] = boto3.client(
+                    service,  # type: ignore[call-overload]
+                    endpoint_url=self.endpoint,
+                    region_name=self.env["AWS_DEFAULT_REGION"],
+                    aws_access_key_id=self.env["AWS_ACCESS_KEY_ID"],
+                    aws_secret_access_key=self.env["AWS_SECRET_ACCESS_KEY"],
+                )
+            except ValueError as e:  # botocore's "Invalid endpoint: …"
+                raise ConfigError(f"AWS_ENDPOINT_URL: {e}") from None
         return self._clients[service]
 
     def database(self) -> Database:
@@ -146,16 +154,7 @@ class LocalServices:
         return url
 
     def _embedded_postgres(self) -> str:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
-            try:
-                import pgserver
-            except ImportError:
-                raise ConfigError(
-                    "DATABASE_URL is not set and pgserver is not installed: "
-                    "pip install 'newsdesk[local]', or point DATABASE_URL at a PostgreSQL"
-                ) from None
-            self._postgres_server = pgserver.get_server(self.data_dir / "pg", cleanup_mode="stop")
+        self._postgres_server = _pgserver(self.data_dir)
         return str(self._postgres_server.get_uri())
 
     def _given_aws(self) -> dict[str, str]:
@@ -230,7 +229,7 @@ class LocalServices:
 
     def _restore_state(self) -> None:
         sqs = self.client("sqs")
-        for logical_id, queued in self._saved("queues").items():
+        for logical_id, queued in load_queues(self.data_dir).items():
             for message in queued:
                 attributes = message.get("attributes")
                 sqs.send_message(
@@ -239,7 +238,7 @@ class LocalServices:
                     **({"MessageAttributes": attributes} if attributes else {}),
                 )
         dynamodb = self.client("dynamodb")
-        for logical_id, items in self._saved("tables").items():
+        for logical_id, items in load_tables(self.data_dir).items():
             name = self.infrastructure.table(logical_id).name
             for item in items:
                 dynamodb.put_item(TableName=name, Item=item)
@@ -259,18 +258,6 @@ class LocalServices:
                 )
 
             _each(put, sorted(folder.rglob("*.meta.json")))
-
-    def _saved(self, kind: str) -> dict[str, list[dict[str, Any]]]:
-        """The saved ``tables`` (items by table) or ``queues`` (messages by queue: the dead
-        letters, mostly, for `newsdesk dlq redrive`)."""
-        path = self.data_dir / STATE_FILE
-        if not path.exists():
-            return {}
-        saved = json.loads(path.read_text(encoding="utf-8"))
-        if "items" in saved:  # an earlier release's file: the state table alone
-            saved = {"tables": {OLD_STATE_TABLE: saved["items"]}}
-        kept: dict[str, list[dict[str, Any]]] = saved.get(kind, {})
-        return kept
 
     def _move_old_raw_bodies(self) -> None:
         """An earlier release kept the raw bodies in raw-bodies/: they move, once."""
@@ -296,11 +283,7 @@ class LocalServices:
             ]
             for logical_id in self.queues
         }
-        # whole or not at all: an interrupted save must not leave half a file to start from
-        partial = self.data_dir / (STATE_FILE + ".partial")
-        state = {"tables": tables, "queues": {k: v for k, v in queues.items() if v}}
-        partial.write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
-        partial.replace(self.data_dir / STATE_FILE)
+        store_tables(self.data_dir, tables, queues)
         for bucket in self.infrastructure.buckets:
             self._save_bucket(bucket.name, self.data_dir / BUCKETS_FOLDER / bucket.logical_id)
 
@@ -325,6 +308,47 @@ class LocalServices:
             for entry in page.get("Contents", [])
         ]
         _each(save, [key for key in keys if not (folder / key).exists()])
+
+
+def _pgserver(data_dir: Path) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
+        try:
+            import pgserver
+        except ImportError:
+            raise ConfigError(
+                "DATABASE_URL is not set and pgserver is not installed: "
+                "pip install 'newsdesk[local]', or point DATABASE_URL at a PostgreSQL"
+            ) from None
+        return pgserver.get_server(data_dir / PG_FOLDER, cleanup_mode="stop")
+
+
+@contextlib.contextmanager
+def read_only_database(settings: Settings) -> Iterator[Database | None]:
+    """PostgreSQL for a command that only reads it: ``DATABASE_URL``, else the embedded one
+    if a run has made it (None if none has: nothing is stored). No AWS, no migrations, no
+    folder created; a schema behind this release's is a configuration error."""
+    server = None
+    url = settings.database_url
+    if url is None:
+        if not (settings.data_dir / PG_FOLDER).is_dir():
+            yield None
+            return
+        server = _pgserver(settings.data_dir)
+        url = str(server.get_uri())
+    database = Database(lambda: url)
+    try:
+        behind = pending(database)
+        if behind:
+            raise ConfigError(
+                f"the database's schema is behind this release ({', '.join(behind)} not "
+                "applied): run `newsdesk migrate`"
+            )
+        yield database
+    finally:
+        database.close()
+        if server is not None:
+            server.cleanup()
 
 
 def _each(action: Callable[[Any], None], items: Sequence[Any]) -> None:

@@ -9,7 +9,7 @@ earlier release decode (tests/test_compatibility.py holds some).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from botocore.exceptions import BotoCoreError, ClientError
 
 from newsdesk.core.errors import StateError
-from newsdesk.core.schedule import FeedState, OutletState
+from newsdesk.core.schedule import BREAKER_CLOSED, FeedState, OutletState
 from newsdesk.core.times import format_time, parse_time
 
 if TYPE_CHECKING:
@@ -74,6 +74,22 @@ def from_item(kind: type[R], item: dict[str, Any]) -> R:
         else:
             values[f.name] = attribute["S"]
     return kind(**values)
+
+
+def records(
+    items: Iterable[dict[str, Any]],
+) -> tuple[dict[str, OutletState], dict[str, list[FeedState]]]:
+    """Items as records: the outlets' breakers by source, and each outlet's feeds."""
+    outlets: dict[str, OutletState] = {}
+    feeds: dict[str, list[FeedState]] = {}
+    for item in items:
+        if item["sk"]["S"] == OUTLET_SK:
+            outlet = from_item(OutletState, item)
+            outlets[outlet.source] = outlet
+        else:
+            feed = from_item(FeedState, item)
+            feeds.setdefault(feed.source, []).append(feed)
+    return outlets, feeds
 
 
 class StateTable:
@@ -148,6 +164,49 @@ class StateTable:
         except (BotoCoreError, ClientError) as e:
             raise StateError(f"cannot read the outlets' breakers: {e}") from e
         return found
+
+    def scan(self) -> tuple[dict[str, OutletState], dict[str, list[FeedState]]]:
+        """Every record in the table (every page of a Scan), as ``records`` gives them."""
+        try:
+            pages = self._client.get_paginator("scan").paginate(TableName=self._table)
+            return records(item for page in pages for item in page.get("Items", []))
+        except (BotoCoreError, ClientError) as e:
+            raise StateError(f"cannot read the state table {self._table}: {e}") from e
+
+    def close_breaker(self, source: str) -> None:
+        """``OutletState.closed`` on the stored item, if there is one, and nothing else of it:
+        an update, so that a worker's write at the same moment is not undone."""
+        self._update(
+            source,
+            OUTLET_SK,
+            "SET breaker = :closed, trips = :zero REMOVE opened_at, open_until",
+            {":closed": {"S": BREAKER_CLOSED}, ":zero": {"N": "0"}},
+        )
+
+    def make_due(self, source: str, url: str, at: datetime) -> None:
+        """``FeedState.made_due`` on the stored feed, if there is one (an update, as above)."""
+        self._update(
+            source,
+            feed_key(url),
+            "SET next_check_at = :at",
+            {":at": {"S": format_time(at)}},
+        )
+
+    def _update(self, source: str, sort_key: str, expression: str, values: dict[str, Any]) -> None:
+        try:
+            self._client.update_item(
+                TableName=self._table,
+                Key={"pk": {"S": outlet_key(source)}, "sk": {"S": sort_key}},
+                UpdateExpression=expression,
+                ExpressionAttributeValues=values,
+                ConditionExpression="attribute_exists(pk)",
+            )
+        except ClientError as e:
+            if e.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return  # no such item: nothing to reset
+            raise StateError(f"cannot reset state of {source}: {e}") from e
+        except BotoCoreError as e:
+            raise StateError(f"cannot reset state of {source}: {e}") from e
 
     def save(self, record: FeedState | OutletState) -> None:
         try:

@@ -35,7 +35,6 @@ from newsdesk.core.report import (
     FEED_NOT_DUE,
     FEED_NOT_MODIFIED,
     FEED_OK,
-    FEED_SKIPPED_OPEN,
     FeedReport,
     OutletReport,
 )
@@ -189,9 +188,11 @@ class OutletCollector:
                 "open_until": format_time(outlet.open_until or message.scheduled_at),
             },
         )
-        report.feeds = [
-            FeedReport(f.source, f.category, f.url, FEED_SKIPPED_OPEN) for f in message.outlet.feeds
-        ]
+        report.cooling_down(
+            [(f.category, f.url) for f in message.outlet.feeds],
+            format_time(outlet.open_until or message.scheduled_at),
+            outlet.trips,
+        )
 
     def _visit(
         self,
@@ -240,6 +241,7 @@ class OutletCollector:
         at, outlet = run.message.scheduled_at, run.outlet
         outlet.tripped(at, self._policy.breaker)
         report.breaker_tripped = True
+        report.open_until, report.trips = format_time(outlet.open_until or at), outlet.trips
         logger.warning(
             message,
             extra={
@@ -302,9 +304,9 @@ class OutletCollector:
         if isinstance(error, HTTPStatusError) and error.status in (429, 503):
             # relative to the schedule's time, as every interval here is
             floor = retry_after_seconds(error.retry_after, at) or 0.0
-        state.failed(at, str(error), self._policy.schedule, floor)
         report.status, report.error, report.reason = FEED_FAILED, str(error), error.reason
         report.failure_class = failure_class(error)
+        state.failed(at, str(error), self._policy.schedule, floor, report.failure_class)
         logger.warning(
             "feed failed",
             extra={
@@ -342,7 +344,7 @@ class OutletCollector:
         )
         report.status = FEED_OK
         logger.info(
-            report.log_line(),
+            report.seed_line(),
             extra={
                 **_keys(feed),
                 **{name: getattr(report, name) for name in _LOGGED_COUNTS},

@@ -49,9 +49,12 @@ class FanOutResult:
     retried: int
     outlets_skipped_open: int = 0
     outlets_silent: int = 0
+    # the outlets skipped, each {"source", "open_until" (…Z), "trips"}: a round's report
+    # lists them as cooling down
+    outlets_cooling: tuple[dict[str, Any], ...] = ()
 
-    def as_dict(self) -> dict[str, int]:
-        return dataclasses.asdict(self)
+    def as_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "outlets_cooling": list(self.outlets_cooling)}
 
     def metric_counts(self) -> dict[str, int]:
         """The fan-out's EMF metrics by name."""
@@ -80,14 +83,17 @@ def fan_out_round(
     outlets = group_by_outlet(feeds)
     records = states.every_outlet([outlet.name for outlet in outlets])
     skip = open_breakers({name: outlet for name, (outlet, _) in records.items()}, scheduled_at)
+    cooling: list[dict[str, Any]] = []  # the round's report lists them as cooling down
     for name in sorted(skip):
-        open_until = records[name][0].open_until or scheduled_at
+        breaker = records[name][0]
+        open_until = format_time(breaker.open_until or scheduled_at)
         logger.info(
             "outlet skipped: breaker open",
-            extra={"outlet": name, "breaker": BREAKER_OPEN, "open_until": format_time(open_until)},
+            extra={"outlet": name, "breaker": BREAKER_OPEN, "open_until": open_until},
         )
+        cooling.append({"source": name, "open_until": open_until, "trips": breaker.trips})
     silent = silent_outlets(outlets, records, scheduled_at, silence_policy or SilencePolicy())
-    return fan_out(
+    result = fan_out(
         feeds,
         scheduled_at,
         sqs,
@@ -97,6 +103,7 @@ def fan_out_round(
         ignore_schedule=ignore_schedule,
         outlets_silent=len(silent),
     )
+    return dataclasses.replace(result, outlets_cooling=tuple(cooling))
 
 
 def silent_outlets(

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, tzinfo
 from typing import Any
+
+from newsdesk.core.times import local_time
 
 FEED_OK = "ok"
 FEED_NOT_MODIFIED = "not_modified"
@@ -13,6 +16,8 @@ FEED_SKIPPED = "skipped"  # the in-message breaker opened
 FEED_NOT_DUE = "not_due"
 FEED_SKIPPED_OPEN = "skipped_open_breaker"  # the outlet's remembered breaker is open
 FETCHED = (FEED_OK, FEED_NOT_MODIFIED, FEED_FAILED)
+SUCCEEDED = (FEED_OK, FEED_NOT_MODIFIED)
+COOLING_DOWN = "cooling_down"  # an outlet skipped whole: its breaker is open
 
 FAILURE_CLASSES = (
     "timeout",
@@ -89,26 +94,44 @@ class FeedReport:
         """Articles offered to the store, as the seed's ``Total`` (photo articles excluded)."""
         return self.new + self.duplicate
 
-    def log_line(self) -> str:
-        """The seed's human-readable line, and its kin for feeds with nothing to store."""
-        if self.status == FEED_OK:
-            return (
-                f"Source: {self.source} | New: {self.new} | Skip: {self.duplicate} "
-                f"| Total: {self.total}"
-            )
+    def seed_line(self) -> str:
+        """The seed's line for a feed that was read (the worker's log message)."""
+        return (
+            f"Source: {self.source} | New: {self.new} | Skip: {self.duplicate} "
+            f"| Total: {self.total}"
+        )
+
+    def log_line(self, zone: tzinfo = UTC) -> str:
+        """The seed's human-readable line, and its kin for feeds with nothing to store; each
+        ends with the feed's category and URL. Times in ``zone``."""
         where = f"{self.category} {self.url}"
+        if self.status == FEED_OK:
+            return f"{self.seed_line()} | {where}"
         if self.status == FEED_FAILED:
             return f"Source: {self.source} | Failed: {self.error} | {where}"
         if self.status == FEED_NOT_MODIFIED:
             return f"Source: {self.source} | Not modified | {where}"
         if self.status == FEED_NOT_DUE:
-            return f"Source: {self.source} | Not due before {self.next_check_at} | {where}"
+            due = local_time(self.next_check_at, zone) if self.next_check_at else "later"
+            return f"Source: {self.source} | Not due before {due} | {where}"
         if self.status == FEED_SKIPPED_OPEN:
             return f"Source: {self.source} | Skipped: outlet breaker open (cooling down) | {where}"
         return f"Source: {self.source} | Skipped: outlet breaker open | {where}"
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "duplicate": self.duplicate, "total": self.total}
+
+    def entry(self) -> dict[str, Any]:
+        """The feed in `newsdesk collect --json` (docs/architecture.md)."""
+        return {
+            "url": self.url,
+            "category": self.category,
+            "status": self.status,
+            "error_class": self.failure_class,
+            "error": self.error,
+            "new": self.new,
+            "duplicate": self.duplicate,
+        }
 
 
 @dataclass
@@ -117,6 +140,21 @@ class OutletReport:
     feeds: list[FeedReport] = field(default_factory=list)
     stale: bool = False
     breaker_tripped: bool = False
+    skipped: str | None = None  # COOLING_DOWN: the outlet's breaker was open, nothing asked
+    open_until: str | None = None  # when cooling down or tripped now: the breaker's (…Z)
+    trips: int | None = None
+
+    def cooling_down(self, feeds: Iterable[tuple[str, str]], open_until: str, trips: int) -> None:
+        """Skipped whole, its breaker open until ``open_until``: ``feeds`` (category, URL)
+        are counted as skipped while their outlet cools down."""
+        self.skipped, self.open_until, self.trips = COOLING_DOWN, open_until, trips
+        self.feeds = [
+            FeedReport(self.source, category, url, FEED_SKIPPED_OPEN) for category, url in feeds
+        ]
+
+    def cooling_line(self, zone: tzinfo = UTC) -> str:
+        until = local_time(self.open_until, zone) if self.open_until else "later"
+        return f"Source: {self.source} | Skipped: cooling down until {until} (trip {self.trips})"
 
     def counts(self) -> dict[str, int]:
         statuses = [f.status for f in self.feeds]
@@ -159,7 +197,22 @@ class OutletReport:
             **self.counts(),
             "stale": self.stale,
             "breaker_tripped": self.breaker_tripped,
+            "skipped": self.skipped,
+            "open_until": self.open_until,
+            "trips": self.trips,
             "feeds": [f.as_dict() for f in self.feeds],
+        }
+
+    def entry(self) -> dict[str, Any]:
+        """The outlet in `newsdesk collect --json`: the contract's keys first (source, then
+        CONTRACT_KEYS), the funnel, whether and until when it cools down, its feeds."""
+        return {
+            "source": self.source,
+            **self.counts(),
+            "skipped": self.skipped,
+            "open_until": self.open_until,
+            "trips": self.trips,
+            "feeds": [f.entry() for f in self.feeds],
         }
 
     @classmethod
@@ -168,7 +221,15 @@ class OutletReport:
         feeds = [
             FeedReport(**{k: v for k, v in f.items() if k not in computed}) for f in data["feeds"]
         ]
-        return cls(data["source"], feeds, data["stale"], data["breaker_tripped"])
+        return cls(
+            data["source"],
+            feeds,
+            data["stale"],
+            data["breaker_tripped"],
+            data.get("skipped"),
+            data.get("open_until"),
+            data.get("trips"),
+        )
 
 
 def totals(outlets: Iterable[OutletReport]) -> dict[str, int]:

@@ -51,22 +51,36 @@ class FeedState:
     source: str
     url: str
     category: str = ""
-    first_attempt_at: datetime | None = None  # since when it is tried (None before 0.2)
     last_attempt_at: datetime | None = None
     last_success_at: datetime | None = None
     last_changed_at: datetime | None = None
     next_check_at: datetime | None = None
     last_status: str | None = None
     last_error: str | None = None
+    last_error_class: str | None = None  # the report's failure class: timeout, http_4xx, …
     consecutive_failures: int = 0
     unchanged_checks: int = 0
     entries_seen: int = 0
     etag: str | None = None
     last_modified: str | None = None
     body_hash: str | None = None
+    first_attempt_at: datetime | None = None  # since when it is tried (None before 0.2)
 
     def is_due(self, at: datetime) -> bool:
         return self.next_check_at is None or self.next_check_at <= at
+
+    @property
+    def failing(self) -> bool:
+        return self.last_status == STATUS_FAILED
+
+    @property
+    def last_error_at(self) -> datetime | None:
+        """When the failure ``last_error`` describes happened (errors clear on success)."""
+        return self.last_attempt_at if self.failing else None
+
+    def made_due(self, at: datetime) -> None:
+        """An operator's reset: checked at the next round, whatever the back-off said."""
+        self.next_check_at = at
 
     def attempted(self, at: datetime, category: str) -> None:
         if self.first_attempt_at is None:
@@ -89,7 +103,7 @@ class FeedState:
         """A fetch that worked. ``published``: it brought new articles."""
         self.last_success_at = at
         self.last_status = STATUS_OK
-        self.last_error = None
+        self.last_error = self.last_error_class = None
         self.consecutive_failures = 0
         self.entries_seen = entries_seen
         self.etag, self.last_modified, self.body_hash = etag, last_modified, body_hash
@@ -106,16 +120,22 @@ class FeedState:
         """A 304, or the same body again: not a failure, and it ends a failure streak."""
         self.last_success_at = at
         self.last_status = STATUS_NOT_MODIFIED
-        self.last_error = None
+        self.last_error = self.last_error_class = None
         self.consecutive_failures = 0
         self.unchanged_checks += 1
         self.next_check_at = at + policy.interval(self.unchanged_checks, floor_seconds)
 
     def failed(
-        self, at: datetime, error: str, policy: SchedulePolicy, floor_seconds: float = 0.0
+        self,
+        at: datetime,
+        error: str,
+        policy: SchedulePolicy,
+        floor_seconds: float = 0.0,
+        error_class: str | None = None,
     ) -> None:
         self.last_status = STATUS_FAILED
         self.last_error = error[:1000]
+        self.last_error_class = error_class
         self.consecutive_failures += 1
         self.next_check_at = at + policy.interval(self.consecutive_failures - 1, floor_seconds)
 
@@ -143,6 +163,7 @@ class OutletState:
         self.open_until = at + policy.cooldown_after(self.trips)
 
     def closed(self) -> None:
+        """After a half-open probe worked, or an operator's reset: closed, trips forgotten."""
         self.breaker = BREAKER_CLOSED
         self.trips = 0
         self.opened_at = self.open_until = None

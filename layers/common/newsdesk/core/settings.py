@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from newsdesk import PROJECT_URL, __version__
 from newsdesk.core.errors import SettingsError
@@ -37,6 +38,8 @@ CLUSTER_METHODS = ("seed", "centroid")
 # library's "python-requests", a substring web firewalls commonly block.
 USER_AGENT = f"newsdesk/{__version__} (+{PROJECT_URL}; RSS/Atom collector)"
 MAX_USER_AGENT_LENGTH = 512
+# Where the schedules run and the editors read: the command line prints times in it.
+DEFAULT_TIMEZONE = "Asia/Seoul"
 
 N = TypeVar("N", int, float)
 
@@ -68,6 +71,7 @@ class Settings:
     cluster_min_size: int = 3
     cluster_window_hours: float = 24.0
     data_dir: Path = field(default_factory=lambda: Path.home() / ".local/share/newsdesk")
+    timezone: str = DEFAULT_TIMEZONE  # the command line's, for times a person reads
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -122,7 +126,13 @@ class Settings:
                 "CLUSTER_WINDOW_HOURS", float, defaults.cluster_window_hours, minimum=0.1
             ),
             data_dir=reader.path("NEWSDESK_DATA_DIR") or defaults.data_dir,
+            timezone=reader.zone("NEWSDESK_TIMEZONE") or defaults.timezone,
         )
+
+    @property
+    def zone(self) -> ZoneInfo:
+        """NEWSDESK_TIMEZONE's zone (checked by ``from_env`` when it is set)."""
+        return _zone(self.timezone, "NEWSDESK_TIMEZONE")
 
     def require_queue_url(self) -> str:
         if not self.outlet_queue_url:
@@ -144,6 +154,15 @@ def user_agent_problem(value: str) -> str | None:
     return None
 
 
+def _zone(name: str, variable: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise SettingsError(
+            f"{variable}: not a time zone: {name!r} (an IANA name, such as Asia/Seoul or UTC)"
+        ) from None
+
+
 class _Reader:
     """Parses one variable at a time and names it in every error."""
 
@@ -159,6 +178,12 @@ class _Reader:
         problem = user_agent_problem(value) if value is not None else None
         if problem:
             raise SettingsError(f"{name}: {problem}")
+        return value
+
+    def zone(self, name: str) -> str | None:
+        value = self.text(name)
+        if value is not None:
+            _zone(value, name)
         return value
 
     def path(self, name: str) -> Path | None:

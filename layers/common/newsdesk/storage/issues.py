@@ -7,10 +7,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from newsdesk.core.errors import StoreError
+from newsdesk.core.times import format_time
 from newsdesk.storage.database import Database
 
 _CLUSTER_LOCK_KEY = 0x636C7573  # "clus"
@@ -105,7 +106,7 @@ def list_issues(database: Database, limit: int = 50) -> list[dict[str, Any]]:
             "category": r[1],
             "title": r[2],
             "size": r[3],
-            "created_at": r[4].astimezone(UTC).isoformat(timespec="seconds"),
+            "created_at": format_time(r[4]),
             "article_ids": list(r[5]),
             "articles": [{"source": s, "title": t} for s, t in zip(r[6], r[7], strict=True)],
         }

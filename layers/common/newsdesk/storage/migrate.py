@@ -40,3 +40,15 @@ def migrate(database: Database) -> list[str]:
             cursor.execute("INSERT INTO schema_migration (version) VALUES (%s)", (version,))
             applied_now.append(version)
     return applied_now
+
+
+def pending(database: Database) -> list[str]:
+    """The versions not applied yet, changing nothing (for commands that only read)."""
+    with database.transaction() as cursor:
+        cursor.execute("SELECT to_regclass('schema_migration') IS NOT NULL")
+        row = cursor.fetchone()
+        done: set[str] = set()
+        if row is not None and row[0]:
+            cursor.execute("SELECT version FROM schema_migration")
+            done = {r[0] for r in cursor.fetchall()}
+    return [version for version, _ in available() if version not in done]

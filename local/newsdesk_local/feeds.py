@@ -1,0 +1,235 @@
+"""`newsdesk feeds`: what the state table says of every feed and outlet (last status, error,
+failures in a row, next check, the outlet's breaker), and `newsdesk feeds reset`, which closes
+breakers and makes feeds due.
+
+Where the records are read: a deployed stack's table (``--table`` or ``STATE_TABLE_NAME``, with
+boto3's default credentials; Scan to read, UpdateItem to reset), an emulator's
+(``AWS_ENDPOINT_URL``), else the items the local runtime saved in ``NEWSDESK_DATA_DIR``, read
+(and, to reset, written) in place with nothing started.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import Any, Protocol
+
+from newsdesk.aws.state_table import OUTLET_SK, StateTable, feed_key, outlet_key, records, to_item
+from newsdesk.core.errors import ConfigError
+from newsdesk.core.schedule import BREAKER_CLOSED, BREAKER_OPEN, FeedState, OutletState
+from newsdesk.core.times import format_time, local_time
+from newsdesk_local.saved_state import STATE_FILE, load_tables, store_tables
+
+STATE_TABLE = "StateTable"  # the template's logical id
+
+
+@dataclass
+class OutletRecords:
+    """An outlet as the state table knows it: its breaker (closed if it has no item) and its
+    feeds' records."""
+
+    source: str
+    breaker: OutletState
+    feeds: list[FeedState] = field(default_factory=list)
+
+    def breaker_state(self, at: datetime) -> str:
+        return self.breaker.breaker_at(at)
+
+    def failing(self, at: datetime) -> bool:
+        return self.breaker_state(at) != BREAKER_CLOSED or any(f.failing for f in self.feeds)
+
+
+class StateStore(Protocol):
+    where: str  # for messages: which table or file
+
+    def read(self) -> dict[str, OutletRecords]: ...
+
+    def reset(self, outlet: OutletRecords, at: datetime) -> None: ...
+
+
+def outlets_of(
+    breakers: Mapping[str, OutletState], feeds: Mapping[str, list[FeedState]]
+) -> dict[str, OutletRecords]:
+    return {
+        source: OutletRecords(
+            source, breakers.get(source) or OutletState(source), list(feeds.get(source, []))
+        )
+        for source in sorted({*breakers, *feeds})
+    }
+
+
+class TableStore:
+    """A DynamoDB table: read by Scan, reset by UpdateItem (the breaker's fields and the feeds'
+    ``next_check_at`` only, so that a worker writing the same item loses nothing)."""
+
+    def __init__(self, table: StateTable, name: str) -> None:
+        self._table = table
+        self.where = f"the state table {name}"
+
+    def read(self) -> dict[str, OutletRecords]:
+        return outlets_of(*self._table.scan())
+
+    def reset(self, outlet: OutletRecords, at: datetime) -> None:
+        self._table.close_breaker(outlet.source)
+        for feed in outlet.feeds:
+            self._table.make_due(outlet.source, feed.url, at)
+
+
+class SavedStore:
+    """The local runtime's saved items (``aws-state.json``), changed by the records' own
+    transitions and written back whole. A local round running meanwhile writes its own copy
+    when it ends: reset while none runs."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self._data_dir = data_dir
+        self.where = f"the local state in {data_dir / STATE_FILE}"
+
+    def read(self) -> dict[str, OutletRecords]:
+        return outlets_of(*records(load_tables(self._data_dir).get(STATE_TABLE, [])))
+
+    def reset(self, outlet: OutletRecords, at: datetime) -> None:
+        tables = load_tables(self._data_dir)
+        items = tables.get(STATE_TABLE, [])
+        changed: dict[tuple[str, str], dict[str, Any]] = {}
+        if outlet.breaker.breaker != BREAKER_CLOSED or outlet.breaker.trips:
+            breaker = dataclasses.replace(outlet.breaker)
+            breaker.closed()
+            changed[(outlet_key(outlet.source), OUTLET_SK)] = to_item(breaker)
+        for feed in outlet.feeds:
+            due = dataclasses.replace(feed)
+            due.made_due(at)
+            changed[(outlet_key(outlet.source), feed_key(feed.url))] = to_item(due)
+        tables[STATE_TABLE] = [
+            changed.get((item["pk"]["S"], item["sk"]["S"]), item) for item in items
+        ]
+        store_tables(self._data_dir, tables)
+
+
+# --- what is shown ----------------------------------------------------------------------------
+
+
+def ordered(
+    outlets: Iterable[OutletRecords], at: datetime, failing_only: bool
+) -> list[OutletRecords]:
+    """Failing outlets first (an open or half-open breaker, or a failing feed), then by name;
+    within each, failing feeds first, then by category and URL. ``failing_only``: only those,
+    and only their failing feeds."""
+    shown: list[OutletRecords] = []
+    for outlet in outlets:
+        if failing_only and not outlet.failing(at):
+            continue
+        feeds = [f for f in outlet.feeds if f.failing or not failing_only]
+        feeds.sort(key=lambda f: (not f.failing, f.category, f.url))
+        shown.append(OutletRecords(outlet.source, outlet.breaker, feeds))
+    shown.sort(key=lambda o: (not o.failing(at), o.source))
+    return shown
+
+
+def as_json(outlets: Iterable[OutletRecords], at: datetime) -> dict[str, Any]:
+    """The document of `newsdesk feeds --json` (docs/architecture.md): times UTC (…Z)."""
+
+    def when(value: datetime | None) -> str | None:
+        return format_time(value) if value is not None else None
+
+    return {
+        "outlets": [
+            {
+                "source": o.source,
+                "breaker": {
+                    "state": o.breaker_state(at),
+                    "open_until": when(o.breaker.open_until)
+                    if o.breaker.breaker == BREAKER_OPEN
+                    else None,
+                    "trips": o.breaker.trips,
+                },
+                "feeds": [
+                    {
+                        "url": f.url,
+                        "category": f.category,
+                        "last_status": f.last_status,
+                        "last_error": f.last_error,
+                        "last_error_at": when(f.last_error_at),
+                        "consecutive_failures": f.consecutive_failures,
+                        "last_success_at": when(f.last_success_at),
+                        "next_check_at": when(f.next_check_at),
+                        "last_error_class": f.last_error_class,
+                        "last_attempt_at": when(f.last_attempt_at),
+                    }
+                    for f in o.feeds
+                ],
+            }
+            for o in outlets
+        ]
+    }
+
+
+def breaker_text(outlet: OutletRecords, at: datetime, zone: tzinfo) -> str:
+    state, breaker = outlet.breaker_state(at), outlet.breaker
+    until = local_time(breaker.open_until, zone) if breaker.open_until else "now"
+    if state == BREAKER_OPEN:
+        return f"open until {until} (trip {breaker.trips})"
+    if state != BREAKER_CLOSED:
+        return f"half-open since {until} (trip {breaker.trips}): the next round tries one feed"
+    return "closed"
+
+
+def outlet_line(outlet: OutletRecords, at: datetime, zone: tzinfo) -> str:
+    failing = sum(f.failing for f in outlet.feeds)
+    return (
+        f"Outlet: {outlet.source} | Breaker: {breaker_text(outlet, at, zone)} | "
+        f"{failing} of {len(outlet.feeds)} feeds failing"
+    )
+
+
+def feed_line(feed: FeedState, zone: tzinfo) -> str:
+    def when(value: datetime | None, never: str = "never") -> str:
+        return local_time(value, zone) if value is not None else never
+
+    if feed.failing:
+        status = f"Failed ({feed.last_error_class or 'unknown'}) {when(feed.last_error_at)}"
+        status += f": {feed.last_error}" if feed.last_error else ""
+        in_a_row = feed.consecutive_failures
+        status += f" | {in_a_row} failure{'s' if in_a_row != 1 else ''} in a row"
+    else:
+        status = {"ok": "OK", "not_modified": "Not modified"}.get(
+            feed.last_status or "", "Never checked"
+        )
+    return (
+        f"Feed: {feed.source} | {feed.category or '-'} | {status} | last success "
+        f"{when(feed.last_success_at)} | next check {when(feed.next_check_at, 'at the next round')}"
+        f" | {feed.url}"
+    )
+
+
+def summary(outlets: Iterable[OutletRecords], at: datetime, zone_name: str, zone: tzinfo) -> str:
+    listed = list(outlets)
+    states = [o.breaker_state(at) for o in listed]
+    feeds = [f for o in listed for f in o.feeds]
+    failing = sum(f.failing for f in feeds)
+    abbreviation = at.astimezone(zone).strftime("%Z")
+    return (
+        f"Outlets: {len(listed)} ({states.count(BREAKER_OPEN)} cooling down, "
+        f"{sum(s not in (BREAKER_OPEN, BREAKER_CLOSED) for s in states)} half-open); "
+        f"feeds: {len(feeds)} ({failing} failing); times in {zone_name} ({abbreviation})"
+    )
+
+
+def reset_line(outlet: OutletRecords, at: datetime, zone: tzinfo) -> str:
+    was = breaker_text(outlet, at, zone)
+    return (
+        f"Reset: {outlet.source} | Breaker: closed, trips 0; was {was} | "
+        f"{len(outlet.feeds)} feed{'' if len(outlet.feeds) == 1 else 's'} due now"
+    )
+
+
+def chosen(known: Mapping[str, OutletRecords], names: list[str], every: bool) -> list[str]:
+    """The outlets a reset names, all of them known, or all outlets with ``every``."""
+    if every:
+        return list(known)
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise ConfigError(f"no state recorded for outlet {', '.join(map(repr, unknown))}")
+    return list(dict.fromkeys(names))

@@ -1,0 +1,49 @@
+"""The emulated AWS state between local runs: ``NEWSDESK_DATA_DIR/aws-state.json``, as
+``{"tables": {logical id: [item, …]}, "queues": {logical id: [{"body", "attributes"}, …]}}``
+(items in DynamoDB's JSON; the queues' messages, the dead letters mostly, for `newsdesk dlq
+redrive`). The local runtime restores them into moto when it starts and writes them back when
+it stops; `newsdesk feeds` reads the tables here, with nothing started, and `newsdesk feeds
+reset` writes them here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+STATE_FILE = "aws-state.json"
+OLD_STATE_TABLE = "StateTable"  # an earlier release's file held this table alone: {"items": …}
+
+Saved = dict[str, list[dict[str, Any]]]
+
+
+def _load(data_dir: Path) -> dict[str, Any]:
+    path = data_dir / STATE_FILE
+    if not path.exists():
+        return {}
+    saved: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    if "items" in saved:
+        return {"tables": {OLD_STATE_TABLE: saved["items"]}}
+    return saved
+
+
+def load_tables(data_dir: Path) -> Saved:
+    """The saved items by table's logical id; nothing when no run has saved any."""
+    tables: Saved = _load(data_dir).get("tables", {})
+    return tables
+
+
+def load_queues(data_dir: Path) -> Saved:
+    """The saved messages by queue's logical id."""
+    queues: Saved = _load(data_dir).get("queues", {})
+    return queues
+
+
+def store_tables(data_dir: Path, tables: Saved, queues: Saved | None = None) -> None:
+    """Whole or not at all: an interrupted save must not leave half a file to start from.
+    Without ``queues``, the saved ones are kept."""
+    kept = load_queues(data_dir) if queues is None else {k: v for k, v in queues.items() if v}
+    partial = data_dir / (STATE_FILE + ".partial")
+    state = {"tables": tables, "queues": kept}
+    partial.write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
+    partial.replace(data_dir / STATE_FILE)
