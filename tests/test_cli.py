@@ -240,3 +240,15 @@ def test_reparse_needs_a_time(capsys):
     with pytest.raises(SystemExit):
         main(["reparse", "--since", "yesterday"], {})
     assert "not an ISO 8601 time" in capsys.readouterr().err
+
+
+def test_migrate_uses_the_embedded_database(data_dir, capsys):
+    # GIVEN no DATABASE_URL, as every other command runs
+    env = environ(data_dir)
+    assert "DATABASE_URL" not in env
+    # WHEN the migrations are applied twice THEN the first applies them, the second finds none
+    assert main(["migrate"], env) == 0
+    assert capsys.readouterr().out.startswith("applied: 0001_")
+    assert main(["migrate"], env) == 0
+    assert capsys.readouterr().out == "up to date\n"
+

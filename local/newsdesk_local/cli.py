@@ -282,12 +282,9 @@ def _print_issues(issues: list[dict[str, Any]], out: TextIO) -> None:
 
 
 def _migrate(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
-    from newsdesk.storage.database import database_from
-    from newsdesk.storage.migrate import migrate
-
-    database = database_from(Settings.from_env(env))
-    applied = migrate(database)
-    database.close()
+    # the runtime's PostgreSQL (DATABASE_URL, else the embedded one), migrated as it starts
+    with _runtime(env) as runtime:
+        applied = runtime.migrations_applied
     print(f"applied: {', '.join(applied)}" if applied else "up to date", file=out)
     return 0
 

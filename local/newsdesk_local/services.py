@@ -58,6 +58,7 @@ class LocalServices:
         self._stack = contextlib.ExitStack()
         self._postgres_server: Any = None  # pgserver's, when embedded
         self._moto: MotoProcess | None = None  # when embedded
+        self.migrations_applied: list[str] = []  # by this start
         self._clients: dict[str, Any] = {}
         self.queues: dict[str, QueueAddress] = {}  # by logical id, once created
         self.env: dict[str, str] = {}
@@ -140,7 +141,7 @@ class LocalServices:
     def _postgres(self) -> str:
         url = self.settings.database_url or self._embedded_postgres()
         database = Database(lambda: url)
-        migrate(database)
+        self.migrations_applied = migrate(database)
         database.close()
         return url
 
