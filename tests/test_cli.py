@@ -252,3 +252,10 @@ def test_migrate_uses_the_embedded_database(data_dir, capsys):
     assert main(["migrate"], env) == 0
     assert capsys.readouterr().out == "up to date\n"
 
+
+def test_stack_refuses_services_it_does_not_run(data_dir, capsys):
+    env = environ(data_dir, AWS_ENDPOINT_URL="http://127.0.0.1:9")
+    assert main(["stack"], env) == 2
+    assert capsys.readouterr().err == (
+        "newsdesk: newsdesk stack runs its own AWS and PostgreSQL: unset AWS_ENDPOINT_URL\n"
+    )
