@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo collect test lint pytest corpus local-resources infra-check security clean
+.PHONY: demo collect test lint pytest corpus local-resources infra-check sam-env security clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,24 +38,41 @@ test: lint pytest
 local-resources: $(BIN)/.installed
 	$(BIN)/python -m infra.local_resources > local/newsdesk_local/resources.json
 
-# A tool in an environment of its own (its pins are its own): $(call tool_venv,FOLDER,REQUIREMENT)
+# A tool in an environment of its own (its pins are its own):
+# $(call tool_venv,FOLDER,REQUIREMENT[,PYTHON])
 define tool_venv
-	$(PYTHON) -m venv $(1)
+	$(or $(3),$(PYTHON)) -m venv $(1)
 	$(1)/bin/python -m pip install --quiet --upgrade pip
 	$(1)/bin/python -m pip install --quiet '$(2)'
 	touch $(1)/.installed
 endef
 
+# The Lambda runtime's Python, which sam build needs on PATH: pyenv's newest 3.12 where pyenv
+# has one (its python3.12 shim fails unless a version is selected), else python3.12 on PATH.
+SAM_PYTHON ?= $(shell \
+	v=$$(pyenv versions --bare 2>/dev/null | grep -E '^3\.12(\.[0-9]+)?$$' | sort -V | tail -n 1); \
+	if [ -n "$$v" ]; then echo "$$(pyenv root)/versions/$$v/bin/python"; \
+	else command -v python3.12; fi)
+
 # The SAM CLI: validate with lint, and build the layer and zip functions (the cluster image
-# needs Docker). SAM needs python3.12 on PATH.
+# needs Docker).
 SAM_VENV ?= .venv-sam
 SAM_REQUIREMENT := aws-sam-cli>=1.120,<2
+SAM := SAM_CLI_TELEMETRY=0 PATH="$(dir $(SAM_PYTHON)):$$PATH" ../$(SAM_VENV)/bin/sam
 $(SAM_VENV)/.installed:
-	$(call tool_venv,$(SAM_VENV),$(SAM_REQUIREMENT))
+	@test -n "$(SAM_PYTHON)" || { echo "sam build needs Python 3.12 (pyenv or python3.12)"; exit 2; }
+	$(call tool_venv,$(SAM_VENV),$(SAM_REQUIREMENT),$(SAM_PYTHON))
 
 infra-check: $(SAM_VENV)/.installed
-	cd infra && SAM_CLI_TELEMETRY=0 ../$(SAM_VENV)/bin/sam validate --config-env nodocker
-	cd infra && SAM_CLI_TELEMETRY=0 ../$(SAM_VENV)/bin/sam build --config-env nodocker
+	cd infra && $(SAM) validate --config-env nodocker
+	cd infra && $(SAM) build --config-env nodocker
+
+# Each function's environment as `sam local invoke` gives it, by SAM CLI's code, from the built
+# template and infra/env.example.json: tests/test_sam_local.py runs the handlers with it.
+sam-env: infra-check
+	mkdir -p build
+	$(SAM_VENV)/bin/python infra/sam_env.py > build/sam-env.json.partial
+	mv build/sam-env.json.partial build/sam-env.json
 
 # checkov, a scanner for CloudFormation, on the template as written and as SAM expands it (the
 # roles and policies it writes). Findings are fixed, or skipped with the reason in the resource's

@@ -255,3 +255,22 @@ def test_reparse_needs_a_time(capsys):
     with pytest.raises(SystemExit):
         main(["reparse", "--since", "yesterday"], {})
     assert "not an ISO 8601 time" in capsys.readouterr().err
+
+
+def test_migrate_uses_the_embedded_database(data_dir, capsys):
+    # GIVEN no DATABASE_URL, as every other command runs
+    env = environ(data_dir)
+    assert "DATABASE_URL" not in env
+    # WHEN the migrations are applied twice THEN the first applies them, the second finds none
+    assert main(["migrate"], env) == 0
+    assert capsys.readouterr().out.startswith("applied: 0001_")
+    assert main(["migrate"], env) == 0
+    assert capsys.readouterr().out == "up to date\n"
+
+
+def test_stack_refuses_services_it_does_not_run(data_dir, capsys):
+    env = environ(data_dir, AWS_ENDPOINT_URL="http://127.0.0.1:9")
+    assert main(["stack"], env) == 2
+    assert capsys.readouterr().err == (
+        "newsdesk: newsdesk stack runs its own AWS and PostgreSQL: unset AWS_ENDPOINT_URL\n"
+    )

@@ -512,3 +512,31 @@ def test_readme_names_every_output(template):
 def test_every_event_file_is_json():
     for path in Path(ROOT / "events").glob("*.json"):
         json.loads(path.read_text(encoding="utf-8"))
+
+
+# Lambda sets these itself and refuses a function that declares one.
+LAMBDA_RESERVED = {
+    "_HANDLER", "_X_AMZN_TRACE_ID", "AWS_DEFAULT_REGION", "AWS_REGION", "AWS_EXECUTION_ENV",
+    "AWS_LAMBDA_FUNCTION_NAME", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "AWS_LAMBDA_FUNCTION_VERSION",
+    "AWS_LAMBDA_INITIALIZATION_TYPE", "AWS_LAMBDA_LOG_GROUP_NAME", "AWS_LAMBDA_LOG_STREAM_NAME",
+    "AWS_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+    "AWS_LAMBDA_RUNTIME_API", "LAMBDA_TASK_ROOT", "LAMBDA_RUNTIME_DIR", "TZ",
+}  # fmt: skip
+
+
+def test_env_example_sets_only_what_each_function_declares(template):
+    # SAM CLI applies env.json only to variables the template declares for the function
+    example = json.loads((ROOT / "infra" / "env.example.json").read_text(encoding="utf-8"))
+    for name in functions(template):
+        variables = environment(template, name)
+        assert not set(variables) & LAMBDA_RESERVED, name
+        # never to real AWS: every function can be pointed at the emulator, unset in AWS
+        assert variables["AWS_ENDPOINT_URL"] == "", name
+        overridden = set(example.get(name, {})) | {
+            key for key in example["Parameters"] if key in variables
+        }
+        assert set(example.get(name, {})) <= set(variables), name
+        if "DB_SECRET_ARN" in variables:
+            assert variables["DATABASE_URL"] == "", name
+            assert "DATABASE_URL" in overridden, name
+        assert "AWS_ENDPOINT_URL" in overridden, name

@@ -6,13 +6,17 @@ import json
 import os
 from dataclasses import replace
 
+import pytest
+
 from infra.local_resources import extract
 from infra.transform import load
+from newsdesk.core.errors import InfrastructureError
 from newsdesk.core.settings import Settings
+from newsdesk_local import moto_process
 from newsdesk_local.driver import WORKER, drain, pool_of
 from newsdesk_local.infrastructure import Infrastructure
 from newsdesk_local.pool import LocalContext
-from newsdesk_local.services import LocalServices
+from newsdesk_local.services import RESPONSE_LINE, RESPONSE_PATH, LocalServices, listen
 from tests.conftest import ROOT
 
 TEMPLATE = ROOT / "infra" / "template.yaml"
@@ -209,3 +213,17 @@ def test_a_handler_that_fails_to_import_fails_each_invocation_with_its_error(aws
     ):
         failures = [pool.invoke({"Records": []}).exception() for _ in range(2)]
     assert all(isinstance(f, ModuleNotFoundError) for f in failures)
+
+
+def test_a_port_in_use_is_named():
+    with listen("127.0.0.1", 0) as taken:
+        port = taken.getsockname()[1]
+        with pytest.raises(InfrastructureError, match=f"cannot listen on 127.0.0.1:{port}: in use"):
+            listen("127.0.0.1", port)
+
+
+def test_moto_process_names_the_response_path_the_runtime_does():
+    assert (moto_process.RESPONSE_PATH, moto_process.RESPONSE_LINE) == (
+        RESPONSE_PATH,
+        RESPONSE_LINE,
+    )

@@ -79,3 +79,21 @@ def test_bad_values_name_the_variable(env, named):
 def test_queue_url_is_required_where_messages_are_sent():
     with pytest.raises(SettingsError, match="OUTLET_QUEUE_URL"):
         Settings.from_env({}).require_queue_url()
+
+
+def test_the_templates_empty_defaults_are_unset():
+    # GIVEN the empty values the template declares for env.json to override
+    settings = Settings.from_env({"DATABASE_URL": "", "AWS_ENDPOINT_URL": "", "DB_SECRET_ARN": ""})
+    # THEN they are not set (in Lambda the secret and AWS itself apply)
+    assert settings.database_url is None
+    assert settings.db_secret_arn is None
+
+
+def test_sam_local_without_an_aws_endpoint_is_refused():
+    # GIVEN `sam local invoke` without env.json: the template's empty AWS_ENDPOINT_URL
+    env = {"AWS_SAM_LOCAL": "true", "AWS_ENDPOINT_URL": ""}
+    # THEN nothing is built that would call real AWS
+    with pytest.raises(SettingsError, match="AWS_ENDPOINT_URL is not set under sam local"):
+        Settings.from_env(env)
+    # and with an emulator's address it runs
+    Settings.from_env(env | {"AWS_ENDPOINT_URL": "http://host.docker.internal:4566"})

@@ -168,7 +168,47 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--json", action="store_true", help="print one JSON object")
     demo.set_defaults(run=_demo)
+
+    stack = commands.add_parser(
+        "stack",
+        help="run the emulated AWS and PostgreSQL for `sam local invoke` until Ctrl-C",
+    )
+    stack.add_argument(
+        "--bind",
+        type=_ipv4,
+        default="127.0.0.1",
+        help="the IPv4 address to listen on (default 127.0.0.1; Docker on Linux: 172.17.0.1)",
+    )
+    stack.add_argument(
+        "--aws-port", type=_port, default=4566, help="the AWS emulator's port (4566; 0: any)"
+    )
+    stack.add_argument(
+        "--postgres-port", type=_port, default=55432, help="PostgreSQL's port (55432; 0: any)"
+    )
+    stack.set_defaults(run=_stack)
     return parser
+
+
+def _ipv4(value: str) -> str:
+    import ipaddress
+
+    try:
+        return str(ipaddress.IPv4Address(value))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an IPv4 address: {value!r}") from None
+
+
+def _port(value: str) -> int:
+    number = int(value)
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError("must be from 0 to 65535")
+    return number
+
+
+def _stack(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk_local.stack import run_stack
+
+    return run_stack(env, args.bind, args.aws_port, args.postgres_port, out)
 
 
 def _time(value: str) -> datetime:
@@ -521,12 +561,9 @@ def _print_issues(issues: list[dict[str, Any]], zone: tzinfo, out: TextIO) -> No
 
 
 def _migrate(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
-    from newsdesk.storage.database import database_from
-    from newsdesk.storage.migrate import migrate
-
-    database = database_from(Settings.from_env(env))
-    applied = migrate(database)
-    database.close()
+    # the runtime's PostgreSQL (DATABASE_URL, else the embedded one), migrated as it starts
+    with _runtime(env) as runtime:
+        applied = runtime.migrations_applied
     print(f"applied: {', '.join(applied)}" if applied else "up to date", file=out)
     return 0
 

@@ -1,11 +1,18 @@
 """moto's server as a process of its own (``newsdesk_local.services`` starts it): it serves on
 the listening socket it is handed (its file descriptor is the one argument), prints "ready",
 and stops when its standard input closes. It imports moto and nothing of newsdesk, to start
-as fast as moto allows."""
+as fast as moto allows.
 
+With ``--cloudformation-responses`` it also accepts what a custom resource sends to its
+pre-signed response URL: a PUT to ``RESPONSE_PATH`` (a path no S3 bucket name can take) is
+answered 200 and its body printed as one line, ``cloudformation-response <body>``, for
+``newsdesk stack`` to read."""
+
+import json
 import os
 import sys
 import threading
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from moto.moto_server.werkzeug_app import (
@@ -14,6 +21,29 @@ from moto.moto_server.werkzeug_app import (
     create_backend_app,
 )
 from werkzeug.serving import make_server
+
+RESPONSE_PATH = "/_newsdesk/cloudformation-response"
+RESPONSE_LINE = "cloudformation-response "
+
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+def accepting_responses(app: WsgiApp) -> WsgiApp:
+    """``app``, but for PUTs under RESPONSE_PATH, which are printed (one line each)."""
+    printing = threading.Lock()
+
+    def dispatch(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if environ["REQUEST_METHOD"] != "PUT" or not path.startswith(RESPONSE_PATH):
+            return app(environ, start_response)
+        body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+        line = json.dumps({"path": path, "body": body.decode("utf-8", "replace")})
+        with printing:
+            print(RESPONSE_LINE + line, flush=True)
+        start_response("200 OK", [("Content-Length", "0")])
+        return [b""]
+
+    return dispatch
 
 
 def serve() -> None:
@@ -27,7 +57,9 @@ def serve() -> None:
         def log_request(self, *args: Any, **kwargs: Any) -> None:
             pass
 
-    app = DomainDispatcherApplication(create_backend_app)
+    app: WsgiApp = DomainDispatcherApplication(create_backend_app)
+    if "--cloudformation-responses" in sys.argv[2:]:
+        app = accepting_responses(app)
     fd = int(sys.argv[1])
     server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=Handler, fd=fd)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -1,15 +1,17 @@
 """The emulated services: PostgreSQL and AWS for local runs, with every queue, table and bucket
 of the template (``newsdesk_local.infrastructure``) created and the schema migrated.
 
-AWS is ``AWS_ENDPOINT_URL`` if set, else moto's server on 127.0.0.1 in a process of its own,
-its tables' items and buckets' objects kept under ``NEWSDESK_DATA_DIR`` between runs. PostgreSQL
-is ``DATABASE_URL`` if set, else pgserver under ``NEWSDESK_DATA_DIR/pg``; the two start side by
-side.
+AWS is ``AWS_ENDPOINT_URL`` if set, else moto's server in a process of its own (on 127.0.0.1
+and a free port unless told otherwise: ``newsdesk stack`` gives its address), its tables' items
+and buckets' objects kept under ``NEWSDESK_DATA_DIR`` between runs. PostgreSQL is
+``DATABASE_URL`` if set, else pgserver under ``NEWSDESK_DATA_DIR/pg`` (on a Unix socket); the
+two start side by side.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib.util
 import json
 import socket
@@ -43,6 +45,8 @@ OLD_RAW_FOLDER, OLD_RAW_BUCKET = "raw-bodies", "RawBucket"
 # credentials from being sent at all
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 REAL_CREDENTIALS = ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE")
+# moto_process's, named again: importing it would import moto (a test keeps them equal)
+RESPONSE_PATH, RESPONSE_LINE = "/_newsdesk/cloudformation-response", "cloudformation-response "
 
 
 class LocalServices:
@@ -53,7 +57,13 @@ class LocalServices:
         settings: Settings,
         environ: Mapping[str, str],
         infrastructure: Infrastructure | None = None,
+        *,
+        aws_listen: tuple[str, int] = ("127.0.0.1", 0),
+        cloudformation_responses: bool = False,
     ) -> None:
+        """``aws_listen``: where an embedded moto listens (an IPv4 address and a port, 0 for a
+        free one); ``cloudformation_responses``: it also accepts custom resources' responses
+        (``newsdesk_local.moto_process``)."""
         self.settings = settings
         self.data_dir = settings.data_dir
         self.infrastructure = infrastructure or Infrastructure.packaged()
@@ -61,6 +71,9 @@ class LocalServices:
         self._stack = contextlib.ExitStack()
         self._postgres_server: Any = None  # pgserver's, when embedded
         self._moto: MotoProcess | None = None  # when embedded
+        self._aws_listen = aws_listen
+        self._cloudformation_responses = cloudformation_responses
+        self.migrations_applied: list[str] = []  # by this start
         self._clients: dict[str, Any] = {}
         self.queues: dict[str, QueueAddress] = {}  # by logical id, once created
         self.env: dict[str, str] = {}
@@ -76,6 +89,19 @@ class LocalServices:
     @property
     def endpoint(self) -> str:
         return self.env["AWS_ENDPOINT_URL"]
+
+    @property
+    def moto(self) -> MotoProcess | None:
+        """The embedded AWS emulator's process, if it is embedded."""
+        return self._moto
+
+    @property
+    def postgres_socket(self) -> Path | None:
+        """The embedded PostgreSQL's Unix socket, if it is embedded."""
+        if self._postgres_server is None:
+            return None
+        path: Path | None = self._postgres_server.get_postmaster_info().socket_path
+        return path
 
     def __enter__(self) -> LocalServices:
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -149,7 +175,7 @@ class LocalServices:
     def _postgres(self) -> str:
         url = self.settings.database_url or self._embedded_postgres()
         database = Database(lambda: url)
-        migrate(database)
+        self.migrations_applied = migrate(database)
         database.close()
         return url
 
@@ -165,7 +191,9 @@ class LocalServices:
         }
 
     def _start_moto(self) -> dict[str, str]:
-        self._moto = self._stack.enter_context(moto_server())
+        self._moto = self._stack.enter_context(
+            moto_server(*self._aws_listen, cloudformation_responses=self._cloudformation_responses)
+        )
         for name in REAL_CREDENTIALS:
             self._environ.pop(name, None)
         return {"AWS_ENDPOINT_URL": self._moto.url, "AWS_DEFAULT_REGION": REGION} | (
@@ -374,17 +402,51 @@ class MotoProcess:
         if self.process.stdout.readline().strip() != "ready":
             raise InfrastructureError(f"moto's server did not start (exit {self.process.wait()})")
 
+    def cloudformation_responses(self) -> Iterator[dict[str, Any]]:
+        """The custom-resource responses it receives, as they come (``{"path", "body"}``),
+        until it stops; for a server started with ``cloudformation_responses``, after
+        ``wait_ready``."""
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            if line.startswith(RESPONSE_LINE):
+                response: dict[str, Any] = json.loads(line.removeprefix(RESPONSE_LINE))
+                yield response
+
+
+def listen(address: str, port: int) -> socket.socket:
+    """A listening TCP socket on an IPv4 ``address`` and ``port`` (0: a free one); a port in
+    use or an address not of this machine is an InfrastructureError naming them."""
+    try:
+        return socket.create_server((address, port), backlog=128)
+    except OSError as e:
+        reason = "in use" if e.errno == errno.EADDRINUSE else e.strerror or str(e)
+        raise InfrastructureError(f"cannot listen on {address}:{port}: {reason}") from None
+
+
+def client_host(address: str) -> str:
+    """The address to reach a server listening on ``address`` from this machine."""
+    return "127.0.0.1" if address in ("0.0.0.0", "") else address  # noqa: S104
+
 
 @contextlib.contextmanager
-def moto_server() -> Iterator[MotoProcess]:
+def moto_server(
+    address: str = "127.0.0.1", port: int = 0, *, cloudformation_responses: bool = False
+) -> Iterator[MotoProcess]:
     if importlib.util.find_spec("moto") is None:
         raise ConfigError(
             "AWS_ENDPOINT_URL is not set and moto is not installed: "
             "pip install 'newsdesk[local]', or point AWS_ENDPOINT_URL at an AWS emulator"
         )
-    with socket.create_server(("127.0.0.1", 0), backlog=128) as listener:
+    flags = ["--cloudformation-responses"] if cloudformation_responses else []
+    with listen(address, port) as listener:
         process = subprocess.Popen(  # noqa: S603  (this interpreter, a module of ours)
-            [sys.executable, "-m", "newsdesk_local.moto_process", str(listener.fileno())],
+            [
+                sys.executable,
+                "-m",
+                "newsdesk_local.moto_process",
+                str(listener.fileno()),
+                *flags,
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -396,7 +458,7 @@ def moto_server() -> Iterator[MotoProcess]:
         port = listener.getsockname()[1]
     assert process.stdin is not None
     try:
-        yield MotoProcess(f"http://127.0.0.1:{port}", process)
+        yield MotoProcess(f"http://{client_host(address)}:{port}", process)
     finally:
         process.stdin.close()
         try:

@@ -77,6 +77,13 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
         reader = _Reader(env)
+        # Under `sam local invoke` (which sets AWS_SAM_LOCAL) the template's empty
+        # AWS_ENDPOINT_URL would send every call to real AWS with the developer's credentials.
+        if reader.flag("AWS_SAM_LOCAL", False) and reader.text("AWS_ENDPOINT_URL") is None:
+            raise SettingsError(
+                "AWS_ENDPOINT_URL is not set under sam local: pass --env-vars env.json "
+                "(`newsdesk stack` writes one), or every AWS call would go to AWS"
+            )
         defaults = cls()
         return cls(
             database_url=reader.text("DATABASE_URL"),

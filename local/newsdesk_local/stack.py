@@ -1,0 +1,216 @@
+"""``newsdesk stack``: the local runtime's services in the foreground, for ``sam local invoke``.
+
+The emulated AWS (moto, on ``--bind``:``--aws-port``) and PostgreSQL (pgserver's, on its Unix
+socket, and forwarded to ``--bind``:``--postgres-port`` over TCP) with every queue, table and
+bucket of the template created and the migrations applied, as ``LocalServices`` makes them for
+every command; the AWS port also accepts the CloudFormation response a custom resource sends
+(``events/migrate.json``'s ``ResponseURL``), and each is printed as it comes. It writes the
+``env.json`` a container needs (``CONTAINER_HOST`` for this machine) and prints it with the
+``sam local invoke`` lines, then runs until Ctrl-C; the state is kept like every command's.
+
+A container reaches this machine as ``host.docker.internal``: Docker Desktop (macOS, Windows)
+resolves it, and forwards it to services on 127.0.0.1; Docker Engine on Linux resolves it with
+``--add-host host.docker.internal:host-gateway``, which is the bridge's address (172.17.0.1 by
+default), so there the stack must listen on that address (or 0.0.0.0, which is every network
+this machine is on: PostgreSQL here trusts whoever connects).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import selectors
+import socket
+import sys
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+from newsdesk.core.errors import ConfigError, InfrastructureError
+from newsdesk.core.settings import Settings
+from newsdesk_local.infrastructure import REGION, Infrastructure
+from newsdesk_local.services import RESPONSE_PATH, LocalServices, client_host, listen
+
+CONTAINER_HOST = "host.docker.internal"
+AWS_PORT, POSTGRES_PORT = 4566, 55432  # the defaults; infra/env.example.json names them
+ENV_FILE = "env.json"  # under NEWSDESK_DATA_DIR
+# The services' variables, global in env.json: a function gets one only if the template
+# declares it (SAM CLI drops the rest).
+SERVICE_VARIABLES = ("AWS_ENDPOINT_URL", "DATABASE_URL")
+# events/ carry fixed times: a message scheduled then is not dropped as stale (ten years).
+EVENT_FILE_SETTINGS = {"MESSAGE_MAX_AGE_SECONDS": "315360000"}
+
+
+def run_stack(
+    env: dict[str, str], bind: str, aws_port: int, postgres_port: int, out: TextIO
+) -> int:
+    """Start the stack, say how to use it, and serve until interrupted (KeyboardInterrupt
+    leaves through here, the state saved on the way)."""
+    settings = Settings.from_env(env)
+    for name in SERVICE_VARIABLES:
+        if env.get(name, "").strip():
+            raise ConfigError(f"newsdesk stack runs its own AWS and PostgreSQL: unset {name}")
+    services = LocalServices(
+        settings, env, aws_listen=(bind, aws_port), cloudformation_responses=True
+    )
+    with services, PostgresForwarder(services, bind, postgres_port) as postgres:
+        moto = services.moto
+        assert moto is not None  # embedded: AWS_ENDPOINT_URL is not set
+        aws_url = f"http://{CONTAINER_HOST}:{urlsplit(services.endpoint).port}"
+        database_url = postgres.url(CONTAINER_HOST)
+        document = env_json(services.infrastructure, services, aws_url, database_url)
+        env_path = settings.data_dir / ENV_FILE
+        env_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        _print_stack(services, postgres, bind, env_path, document, out)
+        for response in moto.cloudformation_responses():
+            print(_response_line(response), file=out, flush=True)
+    raise InfrastructureError("the AWS emulator stopped")
+
+
+def env_json(
+    infrastructure: Infrastructure, services: LocalServices, aws_url: str, database_url: str
+) -> dict[str, Any]:
+    """The overrides a container needs, in SAM CLI's --env-vars format: the services'
+    addresses for every function that declares them, and per function the names and URLs of
+    the emulated resources it uses (the template's references, which SAM CLI resolves to
+    logical ids or nothing) and the settings events/ need."""
+    functions = infrastructure.functions.values()
+    declared = {name for function in functions for name in function.variables}
+    services_env = {"AWS_ENDPOINT_URL": aws_url, "DATABASE_URL": database_url}
+    document: dict[str, Any] = {
+        "Parameters": {k: v for k, v in services_env.items() if k in declared}
+    }
+    for function in functions:
+        _, resources = infrastructure.environment(function.logical_id, services.queues)
+        own = {k: v.replace(services.endpoint, aws_url) for k, v in resources.items()}
+        own |= {k: v for k, v in EVENT_FILE_SETTINGS.items() if k in function.variables}
+        if own:
+            document[function.logical_id] = own
+    return document
+
+
+def sam_invoke_lines(infrastructure: Infrastructure, env_path: Path) -> list[str]:
+    """One ``sam local invoke`` per function, from infra/ after ``sam build``, with its event
+    (events/<name without Function, lower case>.json)."""
+    add_host = f" --add-host {CONTAINER_HOST}:host-gateway" if sys.platform == "linux" else ""
+    return [
+        f"sam local invoke {name} -e ../events/{name.removesuffix('Function').lower()}.json"
+        f" --env-vars {env_path} --region {REGION}{add_host}"
+        for name in infrastructure.functions
+    ]
+
+
+class PostgresForwarder:
+    """The embedded PostgreSQL over TCP: each connection to ``address``:``port`` is carried
+    to its Unix socket (whose trust authentication then applies)."""
+
+    def __init__(self, services: LocalServices, address: str, port: int) -> None:
+        target = services.postgres_socket
+        if target is None:
+            raise ConfigError("newsdesk stack runs its own PostgreSQL: unset DATABASE_URL")
+        self._target = str(target)
+        self._user_and_database = urlsplit(services.env["DATABASE_URL"])
+        self._listener = listen(address, port)
+        self.address = address
+        self.port: int = self._listener.getsockname()[1]
+        self._wake_reader, self._wake = socket.socketpair()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    def url(self, host: str) -> str:
+        """The database's URL from ``host`` (this machine's name there)."""
+        user = self._user_and_database.username or "postgres"
+        return f"postgresql://{user}@{host}:{self.port}{self._user_and_database.path}"
+
+    def __enter__(self) -> PostgresForwarder:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._wake.send(b"x")  # a blocked accept() is not woken by close() on every system
+        self._thread.join()
+        for sock in (self._listener, self._wake, self._wake_reader):
+            sock.close()
+
+    def _accept(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._listener, selectors.EVENT_READ)
+            selector.register(self._wake_reader, selectors.EVENT_READ)
+            while True:
+                ready = {key.fileobj for key, _ in selector.select()}
+                if self._wake_reader in ready:
+                    return
+                client, _ = self._listener.accept()
+                client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                threading.Thread(target=self._carry, args=(client,), daemon=True).start()
+
+    def _carry(self, client: socket.socket) -> None:
+        with client, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+            try:
+                server.connect(self._target)
+            except OSError:
+                return  # the client sees its connection closed
+            back = threading.Thread(target=_pump, args=(server, client), daemon=True)
+            back.start()
+            _pump(client, server)
+            back.join()
+
+
+def _pump(source: socket.socket, target: socket.socket) -> None:
+    """Bytes from ``source`` to ``target`` until ``source`` ends; then ``target``'s end."""
+    with contextlib.suppress(OSError):
+        while data := source.recv(65536):
+            target.sendall(data)
+    with contextlib.suppress(OSError):
+        target.shutdown(socket.SHUT_WR)
+
+
+def _print_stack(
+    services: LocalServices,
+    postgres: PostgresForwarder,
+    bind: str,
+    env_path: Path,
+    document: dict[str, Any],
+    out: TextIO,
+) -> None:
+    infrastructure = services.infrastructure
+    local_db = postgres.url(client_host(bind))
+    lines = [
+        f"AWS (moto): {services.endpoint} (region {REGION}); data in {services.data_dir}",
+        f"PostgreSQL: {local_db} (migrated)",
+        f"CloudFormation responses: {services.endpoint}{RESPONSE_PATH}",
+        *(
+            f"  queue {q.logical_id}: {services.queue_url(q.logical_id)}"
+            for q in infrastructure.queues
+        ),
+        *(f"  table {t.logical_id}: {t.name}" for t in infrastructure.tables),
+        *(f"  bucket {b.logical_id}: {b.name}" for b in infrastructure.buckets),
+        f"env.json for containers ({CONTAINER_HOST} is this machine), written to {env_path}:",
+        json.dumps(document, indent=2),
+        "From infra/, after `sam build` (ClusterFunction is an image: its build needs Docker):",
+        *(f"  {line}" for line in sam_invoke_lines(infrastructure, env_path)),
+    ]
+    if sys.platform == "linux" and bind.startswith("127."):
+        lines.append(
+            f"On Linux a container reaches this machine at the Docker bridge, not {bind}: "
+            "start the stack with --bind 172.17.0.1 (docker0's address) or --bind 0.0.0.0"
+        )
+    lines.append("Ready; Ctrl-C stops the stack, keeping its state.")
+    print("\n".join(lines), file=out, flush=True)
+
+
+def _response_line(response: dict[str, Any]) -> str:
+    try:
+        body = json.loads(response["body"])
+        return (
+            f"CloudFormation response for {body.get('LogicalResourceId')}: "
+            f"{body.get('Status')} ({body.get('Reason')})"
+        )
+    except (ValueError, AttributeError):
+        return f"CloudFormation response (not JSON) at {response['path']}"
