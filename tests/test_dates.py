@@ -45,6 +45,7 @@ DATES = [
     ("2024년 13월 1일", None),
     ("Sun, 27 13 2026 10:00:00 +0900", None),
     ("내일", None),
+    ("Mon, 01 Jan 0001 00:00:00 +0900", None),  # before year 1 in UTC: no crash, no date
     ("", None),
 ]
 

@@ -92,3 +92,40 @@ def test_schedule_dead_letters_go_to_the_function_they_name(env, capsys):
     assert f"{SCHEDULE_DEAD_LETTERS}: 1 messages sent back, 1 kept" in out
     assert "Worker: 1 collected" in out
     assert waiting(env, SCHEDULE_DEAD_LETTERS) == [event]
+
+
+def test_a_message_the_worker_refuses_is_kept_counted_and_dead_lettered_after_three_receives(
+    env, capsys
+):
+    # GIVEN a message that is no outlet message, waiting in the outlet queue from a last run
+    dead_letter(env, "OutletQueue", "not an outlet message")
+    # WHEN the worker is given it THEN it fails, in one line, and is kept with its receive
+    assert main(["dlq", "redrive"], env) == 1
+    captured = capsys.readouterr()
+    assert "1 failed again" in captured.out
+    assert "Traceback" not in captured.err
+    assert waiting(env, "OutletQueue") == ["not an outlet message"]
+    assert saved_receives(env, "OutletQueue") == [1]
+    # AND after three receives in all, across runs, the next start dead-letters it, as SQS would
+    for _ in range(2):
+        assert main(["dlq", "redrive", "--queue", "schedule"], env) == 1
+    assert saved_receives(env, "OutletQueue") == [3]
+    with LocalServices(Settings.from_env(env), env):
+        pass
+    assert waiting(env, "OutletQueue") == []
+    assert waiting(env, OUTLET_DEAD_LETTERS) == ["not an outlet message"]
+
+
+def saved_receives(env, queue):
+    saved = json.loads((Path(env["NEWSDESK_DATA_DIR"]) / "aws-state.json").read_text("utf-8"))
+    return [m["receives"] for m in saved["queues"].get(queue, [])]
+
+
+def test_a_broken_state_file_is_one_line_not_a_traceback(env, capsys):
+    (Path(env["NEWSDESK_DATA_DIR"])).mkdir(parents=True, exist_ok=True)
+    (Path(env["NEWSDESK_DATA_DIR"]) / "aws-state.json").write_text('{"tables": [', "utf-8")
+    assert main(["feeds"], env) == 2
+    assert main(["dlq", "redrive"], env) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2
+    assert all("aws-state.json: not the saved state of a local run" in line for line in err)

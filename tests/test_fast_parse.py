@@ -117,6 +117,7 @@ PROBES = {
     "whitespace": "<item><title>\n  a \n b </title><link>\n https://n.test/14 \n</link></item>",
     "empty elements": "<item><title/><link>https://n.test/15</link><description/></item>",
     "a javascript link": "<item><link>javascript:alert(1)</link></item>",
+    "an empty link beside a permalink guid": "<item><link/><guid>https://n.test/19</guid></item>",
     "no items": "",
 }
 
@@ -132,7 +133,24 @@ REFUSED = {
     "a title twice": "<item><title>a</title><title>b</title><link>https://n.test/3</link></item>",
     "an undefined entity": "<item><title>a&nbsp;b</title><link>https://n.test/4</link></item>",
     "xml:base": '<item xml:base="https://other.test/"><link>/5</link></item>',
+    "an item inside another element": "<image><item><link>https://n.test/6</link></item></image>",
+    "a link inside an ignored element": (
+        "<item><category><link>https://n.test/7</link></category><title>t</title></item>"
+    ),
 }
+
+
+def test_a_doctype_after_a_long_comment_is_left_to_feedparser() -> None:
+    body = (
+        b'<?xml version="1.0"?><!--' + b" " * 5000 + b'--><!DOCTYPE rss [<!ENTITY t "Ent">]>'
+        b'<rss version="2.0"><channel><item><title>a &t; b</title>'
+        b"<link>https://n.test/1</link></item></channel></rss>"
+    )
+    pair = both(body)
+    assert pair is not None
+    auto, slow = pair
+    assert not auto.fast
+    assert auto.entries == slow.entries
 
 
 @pytest.mark.parametrize("name", REFUSED)

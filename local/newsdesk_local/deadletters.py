@@ -11,7 +11,7 @@ covered its feeds.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,19 +36,25 @@ class Redrive:
         return f"{self.queue}: {self.moved} messages sent back{kept}"
 
 
-def messages(sqs: Any, queue_url: str) -> Iterator[dict[str, Any]]:
-    """Every visible message of the queue, each received once (it stays hidden for a minute
-    unless deleted)."""
+# Long enough for a whole redrive: a message is not received twice while it runs.
+RECEIVED_FOR_SECONDS = 900
+
+
+def messages(sqs: Any, queue_url: str) -> list[dict[str, Any]]:
+    """Every visible message of the queue, all received before any is acted on (each stays
+    hidden for RECEIVED_FOR_SECONDS unless deleted)."""
+    found: list[dict[str, Any]] = []
     while True:
         received = sqs.receive_message(
             QueueUrl=queue_url,
             MaxNumberOfMessages=10,
-            VisibilityTimeout=60,
+            VisibilityTimeout=RECEIVED_FOR_SECONDS,
             MessageAttributeNames=["All"],
+            AttributeNames=["ApproximateReceiveCount"],
         ).get("Messages", [])
         if not received:
-            return
-        yield from received
+            return found
+        found += received
 
 
 def move_by_hand(sqs: Any, source_url: str, destination_url: str) -> int:
@@ -58,7 +64,7 @@ def move_by_hand(sqs: Any, source_url: str, destination_url: str) -> int:
         sqs.send_message(
             QueueUrl=destination_url,
             MessageBody=message["Body"],
-            **_attributes(message),
+            **message_attributes(message.get("MessageAttributes")),
         )
         sqs.delete_message(QueueUrl=source_url, ReceiptHandle=message["ReceiptHandle"])
         moved += 1
@@ -97,6 +103,6 @@ def redeliver_schedule_events(
     return Redrive(queue, moved, len(kept))
 
 
-def _attributes(message: dict[str, Any]) -> dict[str, Any]:
-    attributes = message.get("MessageAttributes")
+def message_attributes(attributes: dict[str, Any] | None) -> dict[str, Any]:
+    """send_message's keyword for a message's attributes (SQS refuses an empty map)."""
     return {"MessageAttributes": attributes} if attributes else {}

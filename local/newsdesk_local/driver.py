@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from botocore.exceptions import ClientError
+
+from newsdesk.core.errors import MessageError
 from newsdesk.core.messages import OutletMessage
 from newsdesk.core.report import OutletReport
 from newsdesk.core.sources import Outlet
@@ -96,6 +99,7 @@ def drain(services: LocalServices, source: EventSource, pool: LambdaPool) -> lis
     queue = services.queues[source.queue]
     running: dict[Future[Any], list[dict[str, Any]]] = {}
     deliveries: list[Delivery] = []
+    kept_handles: list[str] = []
     broken = False
     while True:
         if not broken and len(running) < pool.concurrency:
@@ -108,6 +112,10 @@ def drain(services: LocalServices, source: EventSource, pool: LambdaPool) -> lis
                     deliveries.append(Delivery(batch, error=f"{type(e).__name__}: {e}"))
                 continue
         if not running:
+            # What failed is visible again once the queue is drained, as after SQS's
+            # visibility timeout: kept between runs, tried at the next, dead-lettered after
+            # maxReceiveCount receives in all (the local runtime counts them across runs).
+            _release(sqs, queue.url, kept_handles)
             return deliveries
         done, _ = wait(running, return_when=FIRST_COMPLETED)
         for future in done:
@@ -115,9 +123,20 @@ def drain(services: LocalServices, source: EventSource, pool: LambdaPool) -> lis
             delivery = _delivered(running.pop(future), future)
             kept = {m["MessageId"] for m in delivery.kept(source.partial_failures)}
             for message in delivery.messages:
-                if message["MessageId"] not in kept:
+                if message["MessageId"] in kept:
+                    kept_handles.append(message["ReceiptHandle"])
+                else:
                     sqs.delete_message(QueueUrl=queue.url, ReceiptHandle=message["ReceiptHandle"])
             deliveries.append(delivery)
+
+
+def _release(sqs: Any, url: str, handles: list[str]) -> None:
+    for handle in handles:
+        try:
+            sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=handle, VisibilityTimeout=0)
+        except ClientError as e:  # received again since, or already redriven: nothing to do
+            if e.response["Error"]["Code"] not in ("ReceiptHandleIsInvalid", "MessageNotInflight"):
+                raise
 
 
 def _receive(sqs: Any, url: str, batch_size: int) -> list[dict[str, Any]]:
@@ -219,7 +238,10 @@ def _outcomes(
         if isinstance(delivery.response, dict):
             reports += [OutletReport.from_dict(o) for o in delivery.response.get("outlets", [])]
         for message in delivery.kept(event_source.partial_failures):
-            outlet = OutletMessage.from_json(message["Body"]).outlet.name
+            try:
+                outlet = OutletMessage.from_json(message["Body"]).outlet.name
+            except MessageError:
+                outlet = "(not an outlet message)"
             error = delivery.error or f"record failed, see {services.log_path}"
             failed.append(FailedMessage(outlet, error))
     return reports, failed

@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from newsdesk.core.errors import ConfigError
+
 STATE_FILE = "aws-state.json"
 OLD_STATE_TABLE = "StateTable"  # an earlier release's file held this table alone: {"items": …}
 
@@ -21,7 +23,12 @@ def _load(data_dir: Path) -> dict[str, Any]:
     path = data_dir / STATE_FILE
     if not path.exists():
         return {}
-    saved: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        saved: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: not the saved state of a local run ({e}); move it away") from e
+    if not isinstance(saved, dict):
+        raise ConfigError(f"{path}: not the saved state of a local run; move it away")
     if "items" in saved:
         return {"tables": {OLD_STATE_TABLE: saved["items"]}}
     return saved

@@ -32,11 +32,13 @@ from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.settings import Settings
 from newsdesk.storage.database import Database
 from newsdesk.storage.migrate import migrate, pending
-from newsdesk_local.deadletters import messages
+from newsdesk_local.deadletters import message_attributes, messages
 from newsdesk_local.infrastructure import REGION, Infrastructure, QueueAddress
 from newsdesk_local.saved_state import load_queues, load_tables, store_tables
 
 LOG_FILE = "lambda.log"  # every container's output
+# The receives of a message's earlier runs, carried by the message between runs.
+RECEIVES = "newsdesk-receives"
 BUCKETS_FOLDER = "buckets"  # the buckets' objects between runs, one folder each
 PG_FOLDER = "pg"  # pgserver's
 # What earlier releases kept: raw bodies here.
@@ -259,11 +261,11 @@ class LocalServices:
         sqs = self.client("sqs")
         for logical_id, queued in load_queues(self.data_dir).items():
             for message in queued:
-                attributes = message.get("attributes")
+                target, attributes = self._requeued(logical_id, message)
                 sqs.send_message(
-                    QueueUrl=self.queue_url(logical_id),
+                    QueueUrl=self.queue_url(target),
                     MessageBody=message["body"],
-                    **({"MessageAttributes": attributes} if attributes else {}),
+                    **message_attributes(attributes),
                 )
         dynamodb = self.client("dynamodb")
         for logical_id, items in load_tables(self.data_dir).items():
@@ -287,6 +289,22 @@ class LocalServices:
 
             _each(put, sorted(folder.rglob("*.meta.json")))
 
+    def _requeued(
+        self, logical_id: str, message: dict[str, Any]
+    ) -> tuple[str, dict[str, Any] | None]:
+        """Where a saved message goes back, and its attributes: a queue cannot be given a
+        receive count, so the receives of earlier runs ride along in an attribute, and a message
+        received maxReceiveCount times in all goes to the dead-letter queue, as SQS would."""
+        receives = int(message.get("receives", 0))
+        attributes = dict(message.get("attributes") or {})
+        queue = self.infrastructure.queue(logical_id)
+        limit = queue.max_receive_count
+        if queue.dead_letter_queue and limit and receives >= limit:
+            return queue.dead_letter_queue, attributes or None
+        if receives:
+            attributes[RECEIVES] = {"DataType": "Number", "StringValue": str(receives)}
+        return logical_id, attributes or None
+
     def _move_old_raw_bodies(self) -> None:
         """An earlier release kept the raw bodies in raw-bodies/: they move, once."""
         old, new = self.data_dir / OLD_RAW_FOLDER, self.data_dir / BUCKETS_FOLDER / OLD_RAW_BUCKET
@@ -305,10 +323,7 @@ class LocalServices:
             ]
         sqs = self.client("sqs")
         queues = {
-            logical_id: [
-                {"body": m["Body"], "attributes": m.get("MessageAttributes")}
-                for m in messages(sqs, self.queue_url(logical_id))
-            ]
+            logical_id: [_saved_message(m) for m in messages(sqs, self.queue_url(logical_id))]
             for logical_id in self.queues
         }
         store_tables(self.data_dir, tables, queues)
@@ -377,6 +392,15 @@ def read_only_database(settings: Settings) -> Iterator[Database | None]:
         database.close()
         if server is not None:
             server.cleanup()
+
+
+def _saved_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A message as the state file keeps it: body, attributes, and how often it was received
+    in all (this save's own receive not counted)."""
+    attributes = dict(message.get("MessageAttributes") or {})
+    earlier = int(attributes.pop(RECEIVES, {}).get("StringValue", 0))
+    receives = earlier + int(message["Attributes"]["ApproximateReceiveCount"]) - 1
+    return {"body": message["Body"], "attributes": attributes or None, "receives": receives}
 
 
 def _each(action: Callable[[Any], None], items: Sequence[Any]) -> None:

@@ -110,10 +110,9 @@ def parse_struct(text: str) -> time.struct_time | None:
         offset = timedelta(hours=int(zone_hours), minutes=int(zone_minutes))
         try:
             at = datetime(int(year), _MONTHS[month], int(day), int(hour), int(minute), int(second))
-        except ValueError:
-            pass  # "32 Jan": feedparser's to judge
-        else:
             return (at - offset if sign == "+" else at + offset).timetuple()
+        except (ValueError, OverflowError):
+            pass  # "32 Jan", or year 1 at +0900: feedparser's to judge
     parsed: time.struct_time | None = _parse_date(text)
     return parsed
 

@@ -41,6 +41,7 @@ _IGNORED = frozenset(
     }
 )
 _ITEM_CHILDREN = _MODELLED | _IGNORED
+_ENTRIES = frozenset({"item", "entry"})
 # feedparser maps U+0080..U+009F in text to what those bytes mean in windows-1252.
 _C1 = re.compile("[\x80-\x9f]")
 _CP1252 = {
@@ -67,8 +68,7 @@ class Channel:
 
 def read_rss(content: bytes) -> Channel | None:
     """The channel, or None where feedparser must read the document."""
-    head = content[:4096]
-    if b"<!DOCTYPE" in head or b"xml:base" in content:
+    if b"<!DOCTYPE" in content or b"xml:base" in content:  # anywhere: after a long comment too
         return None
     try:
         root = ET.fromstring(content, parser=ET.XMLParser(encoding="utf-8"))  # noqa: S314 - no DOCTYPE, so no entity
@@ -87,9 +87,15 @@ def read_rss(content: bytes) -> Channel | None:
             if item is None:
                 return None
             items.append(item)
+        elif any(_local(e.tag) in _ENTRIES for e in child.iter()):
+            return None  # an item inside <image> or anything else: feedparser counts it
         elif child.tag == "ttl":
             ttl = _text(child)
     return Channel(items, ttl)
+
+
+def _local(tag: str) -> str:
+    return tag.rpartition("}")[2]
 
 
 def _item(element: ET.Element) -> Item | None:
@@ -97,18 +103,19 @@ def _item(element: ET.Element) -> Item | None:
     permalink = True
     for child in element:
         tag = child.tag
-        if tag not in _ITEM_CHILDREN:
-            return None
+        if tag not in _ITEM_CHILDREN or len(child):
+            return None  # unknown, or elements inside (a <link> in <category>): feedparser's
         if tag in _IGNORED:
             continue
-        if tag in fields or len(child):
-            return None  # twice, or markup where text belongs: feedparser's to read
+        if tag in fields:
+            return None  # twice: feedparser's to read
         if tag == "guid":
             attributes = {name.lower(): value for name, value in child.attrib.items()}
             permalink = attributes.get("ispermalink", "true") == "true"
         fields[tag] = _text(child)
     guid = fields.get("guid", "")
-    link = fields.get("link") or (guid if permalink else "")
+    # a permalink guid stands in for a missing <link>, not for an empty one
+    link = fields.get("link", guid if permalink else "")
     date = fields.get("pubDate")
     published = parse_struct(date) if date else None
     if published is None and (updated := fields.get(f"{_DC}date")):
