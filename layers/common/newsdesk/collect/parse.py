@@ -21,7 +21,6 @@ from newsdesk.collect.rss import Item, read_rss
 from newsdesk.core.entry import Entry
 from newsdesk.core.errors import FeedParseError
 
-_ROOT_ELEMENT = re.compile(rb"<[A-Za-z_]")
 _ENTITY_DECLARATION = re.compile(rb"<!ENTITY[^>]*>")
 _SAFE_ENTITY = re.compile(rb'<!ENTITY\s+[A-Za-z_][\w.-]*\s+"(?:&#\w+;|[^&%"]*)"\s*>')
 # Longer links and guids are refused: PostgreSQL cannot index a key of much over 2,700 bytes,
@@ -134,22 +133,22 @@ def _read_with_feedparser(
 
 
 def without_unsafe_entities(content: bytes) -> bytes:
-    """Drop the prolog's entity declarations but those defining plain text or one character.
+    """Drop entity declarations but those defining plain text or one character.
 
     An entity made of other entities is how the "billion laughs" multiply, and an external one
     (SYSTEM, PUBLIC, %) asks for a file or a URL. feedparser strips such declarations only when
     each begins a line; on one line with the DOCTYPE they reach expat, whose amplification
     limit stops the expansion only after tens of megabytes. References left undefined make
-    feedparser fall back to its loose parser, which keeps them as text.
+    feedparser fall back to its loose parser, which keeps them as text. Declarations are
+    dropped wherever they are: they mean something only in the DTD, and finding where the
+    DTD ends (past comments, past a ">" in a quoted value) is where a defence gets bypassed;
+    the same text in an article's CDATA is worth less than that risk.
     """
-    root = _ROOT_ELEMENT.search(content)
-    head = content[: root.start()] if root else content
-    if b"<!ENTITY" not in head:
+    if b"<!ENTITY" not in content:
         return content
-    safe = _ENTITY_DECLARATION.sub(
-        lambda m: m.group(0) if _SAFE_ENTITY.fullmatch(m.group(0)) else b"", head
+    return _ENTITY_DECLARATION.sub(
+        lambda m: m.group(0) if _SAFE_ENTITY.fullmatch(m.group(0)) else b"", content
     )
-    return safe + content[len(head) :]
 
 
 def _entry(item: Item, base_url: str | None) -> Entry | None:
