@@ -250,7 +250,10 @@ def _dlq_redrive(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> 
             functions = {f.name: f.logical_id for f in runtime.infrastructure.functions.values()}
 
             def invoke(target: str, event: dict[str, Any]) -> None:
-                invoke_function(runtime, functions[target.rsplit(":", 1)[-1]], event)
+                name = target.rsplit(":", 1)[-1]
+                if name not in functions:
+                    raise ConfigError(f"a dead letter names {target}, no function of the stack")
+                invoke_function(runtime, functions[name], event)
 
             queue = runtime.queue_url(SCHEDULE_DEAD_LETTERS)
             redrive = deadletters.redeliver_schedule_events(
