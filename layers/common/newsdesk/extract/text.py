@@ -32,7 +32,12 @@ _META_CHARSET = re.compile(
     rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE
 )
 _KOREAN_LEGACY = {"euc_kr", "cp949"}  # Python's names for ks_c_5601-1987, korean, uhc, …
-_OPTIONS: dict[str, Any] = {"include_comments": False, "with_metadata": True}
+_OPTIONS: dict[str, Any] = {
+    "include_comments": False,
+    "with_metadata": True,
+    # the date from the markup (meta tags, time elements, the URL), not a scan of all the text
+    "date_extraction_params": {"original_date": True, "extensive_search": False},
+}
 
 
 @dataclass(frozen=True, slots=True)
