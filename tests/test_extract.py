@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 
 from newsdesk.extract.text import decode_html, extract_text
+from newsdesk_local.cli import main
 from newsdesk_local.extraction_metric import quality, score_page, shingles
 
 PARAGRAPHS = [
@@ -187,3 +191,36 @@ def test_malformed_utf8_is_replaced_not_garbled():
     extracted = extract_text(page)
     for paragraph in PARAGRAPHS:
         assert paragraph in extracted.text
+
+
+# ---- newsdesk extract-text ------------------------------------------------------------------
+
+
+def test_extract_text_prints_a_loopback_pages_text_and_facts(serve, capsys):
+    url = serve("/article/1.html", body=korean_page().encode(), content_type="text/html")
+    env = {**os.environ, "FETCH_ALLOW_PRIVATE_NETWORKS": "true"}
+    assert main(["extract-text", url], env) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"url: {url}\n")
+    assert all(paragraph in out for paragraph in PARAGRAPHS)
+    assert not any(line in out for line in BOILERPLATE)
+
+
+def test_extract_text_reads_a_saved_page_as_json(tmp_path, capsys):
+    page = tmp_path / "page.html"
+    page.write_bytes(korean_page("euc-kr").encode("cp949"))
+    assert main(["extract-text", str(page), "--json"], dict(os.environ)) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["text"].split("\n") == PARAGRAPHS
+    assert document["chars"] == len(document["text"])
+
+
+def test_extract_text_says_why_a_page_could_not_be_fetched(serve, capsys):
+    url = serve("/gone.html", status=404, body=b"", content_type="text/html")
+    strict = {**os.environ, "FETCH_ALLOW_PRIVATE_NETWORKS": "false"}
+    assert main(["extract-text", url], strict) == 1  # the private-network guard first
+    assert "FETCH_ALLOW_PRIVATE_NETWORKS" in capsys.readouterr().err
+    env = {**os.environ, "FETCH_ALLOW_PRIVATE_NETWORKS": "true"}
+    assert main(["extract-text", url], env) == 1
+    assert capsys.readouterr().err.strip() == f"newsdesk: {url}: HTTP 404"
+    assert main(["extract-text", "/no/such/page.html"], env) == 2

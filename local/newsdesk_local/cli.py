@@ -37,6 +37,7 @@ EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_NO_FEED = 0, 1, 2, 3
 # The template's queues `dlq redrive` reads (their URLs are also the stack's outputs).
 OUTLET_QUEUE, OUTLET_DEAD_LETTERS = "OutletQueue", "OutletDeadLetterQueue"
 SCHEDULE_DEAD_LETTERS = "ScheduleDeadLetterQueue"
+PAGE_MAX_BYTES = 2 * 1024 * 1024  # an article page's cap (issue 14), below a feed's
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
@@ -129,6 +130,13 @@ def _parser() -> argparse.ArgumentParser:
     issues.add_argument("--json", action="store_true", help="print one JSON object")
     issues.add_argument("--limit", type=_positive, default=50, help="at most this many (50)")
     issues.set_defaults(run=_issues)
+
+    extract = commands.add_parser(
+        "extract-text", help="the main text of a saved page or of a URL, as newsdesk extracts it"
+    )
+    extract.add_argument("page", metavar="FILE|URL")
+    extract.add_argument("--json", action="store_true", help="print one JSON object")
+    extract.set_defaults(run=_extract_text)
 
     dlq = commands.add_parser("dlq", help="dead-letter queues")
     dlq_commands = dlq.add_subparsers(required=True, metavar="COMMAND")
@@ -230,6 +238,44 @@ def _runtime(env: dict[str, str]) -> LocalServices:
     from newsdesk_local.services import LocalServices
 
     return LocalServices(Settings.from_env(env), env)
+
+
+def _extract_text(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    """For debugging a site: what the extractor keeps of one page (fetched as the worker
+    fetches, with a page's size cap, or read from a file)."""
+    import dataclasses
+
+    from newsdesk.collect.collector import CollectPolicy
+    from newsdesk.collect.fetch import fetch
+    from newsdesk.core.errors import FeedError
+    from newsdesk.extract.text import extract_text
+
+    page: str = args.page
+    if page.startswith(("http://", "https://")):
+        policy = CollectPolicy.from_settings(Settings.from_env(env)).fetch
+        policy = dataclasses.replace(policy, max_bytes=min(policy.max_bytes, PAGE_MAX_BYTES))
+        try:
+            fetched = fetch(page, policy)
+        except FeedError as e:
+            print(f"newsdesk: {page}: {e}", file=sys.stderr)
+            return EXIT_FAILED
+        content, url = fetched.content, fetched.url
+    else:
+        try:
+            content, url = Path(page).read_bytes(), None
+        except OSError as e:
+            raise ConfigError(f"{page}: {e.strerror}") from e
+    extracted = extract_text(content, url)
+    if args.json:
+        _dump({"url": url, "chars": len(extracted.text), **dataclasses.asdict(extracted)}, out)
+        return EXIT_OK
+    facts = {k: v for k, v in dataclasses.asdict(extracted).items() if k != "text" and v}
+    for name, value in {"url": url, **facts, "chars": len(extracted.text)}.items():
+        if value:
+            print(f"{name}: {value}", file=out)
+    print(file=out)
+    print(extracted.text or "(no main text)", file=out)
+    return EXIT_OK
 
 
 def _dlq_redrive(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
