@@ -92,6 +92,13 @@ def records(
     return outlets, feeds
 
 
+def _records_of(
+    source: str, outlets: dict[str, OutletState], feeds: dict[str, list[FeedState]]
+) -> OutletRecords:
+    """One outlet's breaker (an empty one if it has none yet) and its feeds by URL."""
+    return outlets.get(source, OutletState(source)), {f.url: f for f in feeds.get(source, [])}
+
+
 class StateTable:
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self._client = client
@@ -99,8 +106,6 @@ class StateTable:
 
     def outlet(self, source: str) -> tuple[OutletState, dict[str, FeedState]]:
         """The outlet's breaker and its feeds' records by URL (every page of the query)."""
-        outlet = OutletState(source)
-        feeds: dict[str, FeedState] = {}
         try:
             pages = self._client.get_paginator("query").paginate(
                 TableName=self._table,
@@ -108,42 +113,31 @@ class StateTable:
                 ExpressionAttributeValues={":pk": {"S": outlet_key(source)}},
                 ConsistentRead=True,
             )
-            for page in pages:
-                for item in page.get("Items", []):
-                    if item["sk"]["S"] == OUTLET_SK:
-                        outlet = from_item(OutletState, item)
-                    else:
-                        state = from_item(FeedState, item)
-                        feeds[state.url] = state
+            items = [item for page in pages for item in page.get("Items", [])]
         except (BotoCoreError, ClientError) as e:
             raise StateError(f"cannot read state of {source}: {e}") from e
-        return outlet, feeds
+        return _records_of(source, *records(items))
 
     def every_outlet(self, sources: Collection[str]) -> dict[str, OutletRecords]:
         """Every record of ``sources``, in one paginated Scan of the table (a few reads for a
         whole round's outlets, which a Query per outlet would take one request each for); an
         outlet without records gets an empty breaker and no feeds. Records of outlets no
         longer listed are read and left out."""
-        found: dict[str, OutletRecords] = {s: (OutletState(s), {}) for s in sources}
-        wanted = {outlet_key(s): s for s in sources}
+        wanted = {outlet_key(s) for s in sources}
         try:
             pages = self._client.get_paginator("scan").paginate(
                 TableName=self._table, ConsistentRead=True
             )
-            for page in pages:
-                for item in page.get("Items", []):
-                    source = wanted.get(item["pk"]["S"])
-                    if source is None:
-                        continue
-                    feeds = found[source][1]
-                    if item["sk"]["S"] == OUTLET_SK:
-                        found[source] = (from_item(OutletState, item), feeds)
-                    else:
-                        state = from_item(FeedState, item)
-                        feeds[state.url] = state
+            items = [
+                item
+                for page in pages
+                for item in page.get("Items", [])
+                if item["pk"]["S"] in wanted
+            ]
         except (BotoCoreError, ClientError) as e:
             raise StateError(f"cannot read the outlets' state: {e}") from e
-        return found
+        outlets, feeds = records(items)
+        return {s: _records_of(s, outlets, feeds) for s in sources}
 
     def outlets(self, sources: list[str]) -> dict[str, OutletState]:
         """The breakers of ``sources`` (those with one), 100 to a BatchGetItem."""

@@ -41,14 +41,8 @@ CONTRACT_KEYS = (
     "photo_filtered",
     "total",
 )
-COUNT_KEYS = (
-    *CONTRACT_KEYS,
-    "messages_stale",
-    "feeds_due",
-    "feeds_not_due",
-    "feeds_skipped_open_breaker",
-    "feeds_ok",
-    "feeds_not_modified",
+# The feeds' own counts, summed per outlet under the same names.
+SUMMED = (
     "entries_seen",
     "too_old",
     "undated",
@@ -57,6 +51,16 @@ COUNT_KEYS = (
     "duplicate_url",
     "duplicate_guid",
     "bytes_received",
+)
+COUNT_KEYS = (
+    *CONTRACT_KEYS,
+    "messages_stale",
+    "feeds_due",
+    "feeds_not_due",
+    "feeds_skipped_open_breaker",
+    "feeds_ok",
+    "feeds_not_modified",
+    *SUMMED,
     "raw_bodies_stored",
     *tuple(f"failed_{name}" for name in FAILURE_CLASSES),
 )
@@ -174,17 +178,7 @@ class OutletReport:
             "feeds_ok": statuses.count(FEED_OK),
             "feeds_not_modified": statuses.count(FEED_NOT_MODIFIED),
         }
-        for name in (
-            "entries_seen",
-            "too_old",
-            "undated",
-            "with_replacement_char",
-            "duplicate_in_message",
-            "duplicate_url",
-            "duplicate_guid",
-            "bytes_received",
-            "raw_stored",
-        ):
+        for name in (*SUMMED, "raw_stored"):
             counts[name] = sum(getattr(f, name) for f in self.feeds)
         counts["raw_bodies_stored"] = counts.pop("raw_stored")
         for name in FAILURE_CLASSES:
