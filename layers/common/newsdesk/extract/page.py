@@ -56,8 +56,9 @@ NOT_HTTP = "not_http"
 FOREIGN_HOST = "foreign_host"
 
 # Characters of sentence text (text_chars) under which a page is thin: above a Korean photo
-# caption with its dateline and e-mail (one sentence, about 100), at the shortest two-sentence
-# brief (docs/extraction.md, "Judging a page", has the distribution).
+# caption (one sentence with its dateline, credit and e-mail: up to about 115), though a brief of
+# two short sentences (about 100) falls under it too; an outlet can lower it. The distribution
+# is in docs/extraction.md, "EXTRACT_MIN_CHARS" (benchmarks/thin_threshold.py).
 DEFAULT_MIN_CHARS = 120
 
 # A page "has nearly no text" when its body shows fewer visible characters than this (scripts,
