@@ -12,7 +12,9 @@ Bytes are decoded here, by the evidence (as the collect stage decodes feeds): a 
 mark; a body that is valid UTF-8 is UTF-8; then the charset the page declares (``<meta
 charset>`` or ``http-equiv``), the EUC-KR family read as CP949, its superset; an undeclared
 body that is not UTF-8 is CP949 when it is wholly valid CP949, else UTF-8 with bad bytes
-replaced.
+replaced. A declaration that cannot describe the page counts as none: UTF-8, UTF-16 or UTF-32
+in any form (the body was not UTF-8, and a declaration readable as ASCII is not in UTF-16 or
+UTF-32), or a codec that is no text encoding or fails (``rot13``, ``base64``, ``idna``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ _META_CHARSET = re.compile(
     rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE
 )
 _KOREAN_LEGACY = {"euc_kr", "cp949"}  # Python's names for ks_c_5601-1987, korean, uhc, …
+_NOT_EVIDENCE = ("utf_8", "utf_16", "utf_32")  # and their -sig, -be and -le forms
 _OPTIONS: dict[str, Any] = {
     "include_comments": False,
     "with_metadata": True,
@@ -68,10 +71,13 @@ def decode_html(content: bytes) -> str:
     except UnicodeDecodeError:
         pass
     declared = _declared_codec(content[:4096])
-    if declared is not None and declared not in ("utf_8", "utf_16", "utf_32"):
+    if declared is not None and not declared.startswith(_NOT_EVIDENCE):
         if declared in _KOREAN_LEGACY:
             declared = "cp949"
-        return content.decode(declared, errors="replace")
+        try:
+            return content.decode(declared, errors="replace")
+        except (LookupError, UnicodeError):  # no text encoding (rot13), or one that fails
+            pass
     try:
         return content.decode("cp949")
     except UnicodeDecodeError:
