@@ -23,7 +23,7 @@ import pytest
 from newsdesk.collect.fetch import MAX_REDIRECTS, FetchPolicy, fetch
 from newsdesk.core.errors import FetchError, FetchTimeoutError, ResponseTooLargeError
 from newsdesk.core.fetched import FetchResult
-from newsdesk.extract.text import decode_html, extract_text
+from newsdesk.extract.text import TEXT_DEPTH_BUDGET, decode_html, extract_text
 from newsdesk_local.feedserver import FeedServer
 
 T = TypeVar("T")
@@ -219,6 +219,34 @@ def test_a_hundred_thousand_nested_divs_are_bounded(serve):
     assert extracted.title == "시내버스 노선 개편"
     assert peak < 16 * MB
     assert retained < 1 * MB
+
+
+def nested_with_text(levels: int, size: int) -> bytes:
+    """A page of ``size`` bytes: ``levels`` nested <div>, each with the same Korean text."""
+    shell = len(page("").encode()) + levels * len(b"<div></div>")
+    sentences = (size - shell) // levels // len(SENTENCE.encode())
+    return page(("<div>" + SENTENCE * sentences) * levels + "</div>" * levels).encode()
+
+
+@pytest.mark.parametrize("levels", [250, 60])
+def test_a_two_megabyte_page_nested_with_text_at_every_level_is_bounded(serve, levels):
+    # Each level's text is all the text below it, and trafilatura measures and caches each
+    # element's: levels x size. Before the budget: 250 levels held 398 MB, 60 levels 102 MB,
+    # and as much stayed in trafilatura's caches after the page.
+    body = nested_with_text(levels, PAGE_MAX_BYTES - 2_000)
+    result = fetched(serve(f"/nested-{levels}.html", body=body, content_type=HTML))
+    assert len(result.content) == len(body)
+    kept, peak, retained = peak_of(lambda: extract_text(result.content).text.count(SENTENCE))
+    assert peak < 96 * MB  # 75 MB measured (16 million characters, counted twice, 2 bytes)
+    assert retained < 1 * MB
+    assert kept > 5_000  # of the page's 21,000 sentences (291 and 1,219 before the budget)
+
+
+def test_a_deep_article_within_the_budget_is_read_as_it_is():
+    depth = 200  # far deeper than any real page; its weight is 200 x 1,000 characters
+    assert depth * len(page(article())) < TEXT_DEPTH_BUDGET
+    extracted = extract_text(page("<div>" * depth + article() + "</div>" * depth))
+    assert extracted.text.split("\n") == PARAGRAPHS
 
 
 # --- malformed --------------------------------------------------------------------------
