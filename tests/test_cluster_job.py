@@ -136,8 +136,8 @@ def test_articles_from_the_collect_path_cluster(aws_env, database, serve):
         url = serve(f"/o{n}.xml", body=feed.format(title=title, outlet=n).encode())
         event = worker_event([(url, "사회")])
         assert worker(event)["batchItemFailures"] == []
-    # WHEN the cluster function runs with its event file
-    result = invoke("cluster", load_event("cluster"))
+    # WHEN the cluster function runs with its event file, not waiting for the pages
+    result = invoke("cluster", load_event("cluster"), CLUSTER_PENDING_WAIT_MINUTES="0")
     # THEN the three articles are one issue of 사회
     assert result["issues_created"] == 1
     assert result["issues"][0]["category"] == "사회"
@@ -165,3 +165,57 @@ def test_the_job_can_use_the_centroid_method(database):
     centroid = cluster(database, method="centroid", threshold=0.15)
     assert [len(i.article_ids) for i in centroid.issues] == [3]
     assert cluster(database, method="centroid", threshold=0.15).issues == []
+
+
+def extracted(database, article_id, status="extract_ok", copy_of=None):
+    """Record an extraction outcome for a stored article, as the extractor would."""
+    with database.transaction() as cursor:
+        cursor.execute(
+            "INSERT INTO article_extraction (article_id, revision, status, chars, copy_of,"
+            " copy_reason, extracted_at) VALUES (%s, 0, %s, 500, %s, %s, now())",
+            (article_id, status, copy_of, "duplicate_by_content_hash" if copy_of else None),
+        )
+
+
+def test_thin_pages_and_copies_are_not_counted_and_copies_join_their_original(database):
+    # GIVEN four articles of one story: one a thin page, one a copy of the first
+    store(database, "사회", [*STORIES["사회"][:3], "수도권 첫 폭설 출근길 교통 혼잡 계속"])
+    extracted(database, 1)
+    extracted(database, 2, copy_of=1)
+    extracted(database, 3, status="filtered_thin")
+    # WHEN the job runs THEN only two distinct texts are left: no issue of three
+    assert cluster(database).issues == []
+    # AND with copies counted (CLUSTER_COPIES_COUNT) the copy makes the third
+    run = cluster(database, copies_count=True)
+    assert [sorted(i.article_ids) for i in run.issues] == [[1, 2, 4]]
+
+
+def test_a_copy_joins_the_issue_its_original_is_in(database):
+    store(database, "사회", [*STORIES["사회"][:3], "폭설 출근길 혼잡 기사 전재"])
+    for article_id in (1, 2, 3):
+        extracted(database, article_id)
+    extracted(database, 4, copy_of=2)
+    run = cluster(database)
+    assert [sorted(i.article_ids) for i in run.issues] == [[1, 2, 3]]
+    assert run.copies_attached == 1
+    assert issued(database)[3] == (4, run.issues[0].id)
+    (listed,) = list_issues(database)
+    assert listed["size"] == 3
+    assert [a["copy_of"] for a in listed["articles"]] == [
+        None,
+        None,
+        None,
+        {"id": 2, "reason": "duplicate_by_content_hash"},
+    ]
+
+
+def test_an_article_waiting_for_its_page_waits_a_while_then_is_clustered(database):
+    store(database, "사회", STORIES["사회"][:3])
+    with database.transaction() as cursor:  # article 3's page not extracted yet
+        cursor.execute(
+            "INSERT INTO extraction_outbox (article_id, revision, url) VALUES (3, 0, 'u')"
+        )
+    wait = timedelta(minutes=30)
+    assert cluster(database, pending_wait=wait).issues == []
+    later = cluster(database, clock=lambda: NOW + timedelta(minutes=31), pending_wait=wait)
+    assert [sorted(i.article_ids) for i in later.issues] == [[1, 2, 3]]

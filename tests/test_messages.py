@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from newsdesk.core.errors import MessageError
-from newsdesk.core.messages import OutletMessage
+from newsdesk.core.messages import ArticleMessage, OutletMessage
 from newsdesk.core.sources import Feed, Outlet
 
 AT = datetime(2026, 12, 1, tzinfo=UTC)
@@ -39,3 +39,30 @@ def test_a_user_agent_that_is_no_name_is_not_an_outlet_message(user_agent):
     }
     with pytest.raises(MessageError, match="user_agent"):
         OutletMessage.from_json(json.dumps(body))
+
+
+def test_an_outlets_extraction_settings_travel_with_its_feeds():
+    feeds = (
+        Feed("A", "https://a.test/1", "정치", extract=False),
+        Feed("A", "https://a.test/2", "경제", extract_min_chars=80),
+    )
+    message = OutletMessage(Outlet("A", feeds), AT)
+    assert OutletMessage.from_json(message.to_json()) == message
+    written = json.loads(message.to_json())["feeds"]
+    assert written[0]["extract"] is False
+    assert "extract" not in written[1]
+
+
+def test_an_article_message_reads_back_and_is_keyed_by_its_host():
+    message = ArticleMessage(7, 1, "https://www.한겨레.test/view/7?x=1", attempt=2)
+    assert ArticleMessage.from_json(message.to_json()) == message
+    assert message.host == "www.xn--h89at9srwx.test"
+    assert message.deduplication_id == "7-r1-a2"
+
+
+@pytest.mark.parametrize(
+    "body", ["{}", '{"article_id": "7", "revision": 0, "url": "u"}', "not json"]
+)
+def test_anything_else_is_not_an_article_message(body):
+    with pytest.raises(MessageError, match="not an article message"):
+        ArticleMessage.from_json(body)

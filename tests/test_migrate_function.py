@@ -17,7 +17,10 @@ def event_to(feed_server, request_type="Create"):
 
 def test_create_applies_migrations_and_reports_success(feed_server, database, postgres_url):
     with database.transaction() as cursor:  # a database as RDS creates it: empty
-        cursor.execute("DROP TABLE raw_article, issue, category, schema_migration CASCADE")
+        cursor.execute(
+            "DROP TABLE raw_article, issue, category, schema_migration, article_revision,"
+            " extraction_outbox, article_extraction, article_sketch CASCADE"
+        )
     result = invoke("migrate", event_to(feed_server), DATABASE_URL=postgres_url)
     ((path, body),) = feed_server.uploads
     sent = json.loads(body)

@@ -61,10 +61,36 @@ def test_a_feed_may_name_its_own_user_agent():
     assert [f.user_agent for f in feeds] == [None, BROWSER]
 
 
+def test_an_outlet_may_turn_extraction_off_or_set_its_minimum():
+    feeds = parse_sources(
+        "- {source: A, url: 'https://a.test/1', category: 정치, extract: false}\n"
+        "- {source: A, url: 'https://a.test/2', category: 경제, extract: false}\n"
+        "- {source: B, url: 'https://b.test/1', category: 정치, extract_min_chars: 80}\n"
+    )
+    assert [(f.extract, f.extract_min_chars) for f in feeds] == [
+        (False, None),
+        (False, None),
+        (True, 80),
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         ("", "non-empty list"),
+        (
+            GOOD + "- {source: A, url: 'https://a.test/2', category: 경제, extract: no}\n",
+            "entry 2: field 'extract': .* differs from entry 1's True",
+        ),
+        (
+            GOOD + "- {source: A, url: 'https://a.test/2', category: 경제, extract: 'off'}\n",
+            "entry 2: field 'extract': expected true or false",
+        ),
+        (
+            GOOD
+            + "- {source: A, url: 'https://a.test/2', category: 경제, extract_min_chars: -1}\n",
+            "entry 2: field 'extract_min_chars': expected a whole number",
+        ),
         ("source: A\n", "non-empty list"),
         ("- [1, 2]\n", "entry 1: expected a mapping"),
         (GOOD + "- {url: 'https://a.test/2', category: 경제}\n", "entry 2: field 'source'"),

@@ -21,7 +21,13 @@ from newsdesk.cluster.methods import threshold_for
 from newsdesk.core.settings import Settings
 from newsdesk.core.times import utc_now
 from newsdesk.storage.database import Database
-from newsdesk.storage.issues import WindowArticle, clustering_lock, store_issue, window
+from newsdesk.storage.issues import (
+    WindowArticle,
+    attach_copies,
+    clustering_lock,
+    store_issue,
+    window,
+)
 
 logger = Logger(child=True)
 
@@ -32,6 +38,12 @@ class ClusterPolicy:
     threshold: float = 0.60
     min_size: int = 3
     window_hours: float = 24.0
+    # Copies (of an article's text, issue 14) take part as any article, counting toward the
+    # minimum size; by default they only join their original's issue.
+    copies_count: bool = False
+    # How long an article waits for its extraction before it is clustered without (None:
+    # never waits).
+    pending_wait: timedelta | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ClusterPolicy:
@@ -42,6 +54,8 @@ class ClusterPolicy:
             threshold=threshold_for(method, settings.cluster_threshold),
             min_size=settings.cluster_min_size,
             window_hours=settings.cluster_window_hours,
+            copies_count=settings.cluster_copies_count,
+            pending_wait=timedelta(minutes=settings.cluster_pending_wait_minutes),
         )
 
 
@@ -65,6 +79,7 @@ class IssueRecord:
 class ClusterRun:
     issues: list[IssueRecord] = field(default_factory=list)
     articles_considered: int = 0
+    copies_attached: int = 0
     locked_out: bool = False
 
     @property
@@ -80,6 +95,7 @@ class ClusterRun:
             "issues_created": len(self.issues),
             "articles_clustered": self.articles_clustered,
             "articles_left_single": self.articles_left_single,
+            "copies_attached": self.copies_attached,
             "locked_out": self.locked_out,
             "issues": [issue.as_dict() for issue in self.issues],
         }
@@ -90,6 +106,7 @@ class ClusterRun:
             "IssuesCreated": len(self.issues),
             "ArticlesClustered": self.articles_clustered,
             "ArticlesLeftSingle": self.articles_left_single,
+            "CopiesAttached": self.copies_attached,
             "ClusterRunsLockedOut": int(self.locked_out),
         }
 
@@ -103,9 +120,17 @@ def run_clustering(
             logger.info("another clustering run holds the lock; nothing to do")
             run.locked_out = True
             return run
-        articles = window(database, clock() - timedelta(hours=policy.window_hours))
+        now = clock()
+        wait = policy.pending_wait
+        articles = window(
+            database,
+            now - timedelta(hours=policy.window_hours),
+            pending_before=None if wait is None else now - wait,
+            copies=policy.copies_count,
+        )
         for _, group in itertools.groupby(articles, key=lambda a: a.category_id):
             _cluster_category(database, list(group), policy, run)
+        run.copies_attached = attach_copies(database)
     logger.info(
         "clustering run finished",
         extra={

@@ -50,7 +50,7 @@ from newsdesk.core.schedule import (
 from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Feed
 from newsdesk.core.times import format_time, utc_now
-from newsdesk.storage.articles import Article, ArticleStore
+from newsdesk.storage.articles import Article, ArticleStore, Outbox
 
 logger = Logger(child=True)
 REPLACEMENT_CHARACTER = "\ufffd"
@@ -64,13 +64,20 @@ class EntryFilter:
 
     photo: PhotoFilter
     max_age: timedelta
+    extract: bool = False  # queue new and revised articles for extraction (EXTRACT_ENABLED)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> EntryFilter:
         return cls(
             PhotoFilter(settings.photo_title_patterns),
             timedelta(hours=settings.entry_max_age_hours),
+            extract=settings.extract_enabled and settings.article_queue_url is not None,
         )
+
+    def outbox(self, feed: Feed) -> Outbox | None:
+        """Where the feed's articles go for extraction, unless it is off (for all, or for the
+        outlet: ``extract: false``)."""
+        return Outbox(feed.extract_min_chars) if self.extract and feed.extract else None
 
 
 @dataclass(frozen=True)
@@ -360,6 +367,7 @@ _LOGGED_COUNTS = (
     "duplicate_in_message",
     "duplicate_url",
     "duplicate_guid",
+    "revised",
     "photo_filtered",
     "without_link",
     "too_old",
@@ -377,10 +385,12 @@ def store_entries(
     entry_filter: EntryFilter,
     seen_at: datetime,
     fetched_at: datetime | None = None,
+    revise: bool = True,
 ) -> None:
     """Drop entries too old (at ``fetched_at``, by default ``seen_at``) and photo news, drop
-    what ``seen`` (this pass) has already met, store the rest, and count all of it in
-    ``report``."""
+    what ``seen`` (this pass) has already met, store the rest (revising what changed, unless
+    ``revise`` is false: bodies parsed again are older than what is stored), and count all of
+    it in ``report``."""
     report.entries_seen = len(parsed.entries) + parsed.entries_without_link
     report.without_link = parsed.entries_without_link  # or without one that can be stored
     oldest = (fetched_at or seen_at) - entry_filter.max_age
@@ -405,8 +415,10 @@ def store_entries(
             continue
         seen.add(canonical)
         fresh.append(Article(entry, canonical))
-    stored = articles.insert_articles(feed.source, feed.category, fresh, seen_at)
-    report.new = stored.inserted
+    stored = articles.insert_articles(
+        feed.source, feed.category, fresh, seen_at, entry_filter.outbox(feed), revise
+    )
+    report.new, report.revised = stored.inserted, stored.revised
     report.duplicate_url, report.duplicate_guid = stored.duplicate_url, stored.duplicate_guid
 
 

@@ -62,6 +62,7 @@ def reparse(
                 entry_filter,
                 datetime.now(UTC),
                 fetched_at=body.fetched_at,
+                revise=False,
             )
             report.status = FEED_OK
         run.bodies.append(Reparsed(body.key, body.fetched_at, report))

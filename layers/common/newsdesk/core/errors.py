@@ -16,8 +16,10 @@ NewsdeskError
 │   ├── StoreError         PostgreSQL
 │   ├── StateError         DynamoDB
 │   ├── RawStoreError      S3 (the raw layer)
-│   └── FanOutError        SQS refused messages even after retries
-└── MessageError           an SQS message body that is not an outlet message (goes to the DLQ)
+│   ├── FanOutError        SQS refused messages even after retries
+│   └── QueueError         the article queue refused a send (the outbox keeps the rows)
+└── MessageError           an SQS message body that is not an outlet (or article) message (goes
+                           to the DLQ)
 """
 
 from __future__ import annotations
@@ -116,6 +118,10 @@ class RawStoreError(InfrastructureError):
 
 class FanOutError(InfrastructureError):
     pass
+
+
+class QueueError(InfrastructureError):
+    """SQS refused the article queue's messages; the outbox rows stay unsent."""
 
 
 class MessageError(NewsdeskError):

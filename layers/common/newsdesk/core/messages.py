@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from newsdesk.core.errors import MessageError
 from newsdesk.core.sources import Feed, Outlet
@@ -47,11 +48,15 @@ class OutletMessage:
         return cls(Outlet(source, feeds), scheduled_at, ignore_schedule)
 
 
-def _feed_json(feed: Feed) -> dict[str, str]:
-    # "user_agent" only when set: such a message is the earlier release's, byte for byte
-    document = {"url": feed.url, "category": feed.category}
+def _feed_json(feed: Feed) -> dict[str, Any]:
+    # the optional fields only when set: such a message is the earlier release's, byte for byte
+    document: dict[str, Any] = {"url": feed.url, "category": feed.category}
     if feed.user_agent:
         document["user_agent"] = feed.user_agent
+    if not feed.extract:
+        document["extract"] = False
+    if feed.extract_min_chars is not None:
+        document["extract_min_chars"] = feed.extract_min_chars
     return document
 
 
@@ -59,4 +64,67 @@ def _feed(source: str, document: dict[str, Any]) -> Feed:
     user_agent = document.get("user_agent")  # absent from messages before it existed
     if user_agent is not None and (not isinstance(user_agent, str) or not user_agent):
         raise ValueError(f"'user_agent' is not a name: {user_agent!r}")
-    return Feed(source, str(document["url"]), str(document["category"]), user_agent)
+    extract = document.get("extract", True)
+    min_chars = document.get("extract_min_chars")
+    if not isinstance(extract, bool) or not (min_chars is None or isinstance(min_chars, int)):
+        raise ValueError("'extract' or 'extract_min_chars' is not what sources.yaml allows")
+    return Feed(
+        source, str(document["url"]), str(document["category"]), user_agent, extract, min_chars
+    )
+
+
+ARTICLE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ArticleMessage:
+    """The article queue's message: one article's page to fetch and extract (its revision)."""
+
+    article_id: int
+    revision: int
+    url: str
+    attempt: int = 0  # earlier fetches that failed for a passing reason
+
+    @property
+    def host(self) -> str:
+        return page_host(self.url)
+
+    @property
+    def deduplication_id(self) -> str:
+        return f"{self.article_id}-r{self.revision}-a{self.attempt}"
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "version": ARTICLE_VERSION,
+                "article_id": self.article_id,
+                "revision": self.revision,
+                "url": self.url,
+                "attempt": self.attempt,
+            },
+            ensure_ascii=False,
+        )
+
+    @classmethod
+    def from_json(cls, body: str) -> ArticleMessage:
+        try:
+            data: Any = json.loads(body)
+            article_id, revision, url = data["article_id"], data["revision"], data["url"]
+            attempt = int(data.get("attempt", 0))
+        except (ValueError, KeyError, TypeError) as e:
+            raise MessageError(f"not an article message: {type(e).__name__}: {e}") from e
+        if not (isinstance(article_id, int) and isinstance(revision, int)):
+            raise MessageError("not an article message: 'article_id' or 'revision' not a number")
+        if not isinstance(url, str):
+            raise MessageError("not an article message: 'url' is not text")
+        return cls(article_id, revision, url, attempt)
+
+
+def page_host(url: str) -> str:
+    """The host a page is fetched from, as pacing, robots.txt and the host breaker key it
+    (ASCII: an internationalised name in its IDNA form; "-" when there is none)."""
+    try:
+        host = urlsplit(url).hostname or ""
+        return host.encode("idna").decode("ascii") if host else "-"
+    except (ValueError, UnicodeError):
+        return "-"

@@ -50,6 +50,7 @@ SUMMED = (
     "duplicate_in_message",
     "duplicate_url",
     "duplicate_guid",
+    "revised",
     "bytes_received",
 )
 COUNT_KEYS = (
@@ -76,6 +77,7 @@ class FeedReport:
     duplicate_in_message: int = 0
     duplicate_url: int = 0
     duplicate_guid: int = 0
+    revised: int = 0  # of the duplicates, stored articles whose title or time changed
     photo_filtered: int = 0
     without_link: int = 0
     too_old: int = 0  # published longer ago than ENTRY_MAX_AGE_HOURS: not stored

@@ -70,6 +70,17 @@ class Settings:
     cluster_threshold: float | None = None  # None: the method's recommended threshold
     cluster_min_size: int = 3
     cluster_window_hours: float = 24.0
+    # The extraction stage (issue 14): article pages fetched, their text kept.
+    extract_enabled: bool = True  # off: collection goes on without the page fetches
+    article_queue_url: str | None = None
+    extract_max_bytes: int = 2 * 1024 * 1024
+    extract_min_chars: int = 0  # 0: newsdesk.extract.page.DEFAULT_MIN_CHARS
+    extract_host_interval_seconds: float = 2.0  # between two requests to one host
+    extract_host_max_failures: int = 3  # failed pages in a row that open a host's breaker
+    extract_max_attempts: int = 3  # a page that failed for a passing reason is tried again
+    article_text_retention_days: float = 30.0
+    cluster_copies_count: bool = False  # copies count toward an issue's minimum size
+    cluster_pending_wait_minutes: float = 30.0  # an article waits this long for its text
     data_dir: Path = field(default_factory=lambda: Path.home() / ".local/share/newsdesk")
     timezone: str = DEFAULT_TIMEZONE  # the command line's, for times a person reads
 
@@ -131,6 +142,39 @@ class Settings:
             ),
             cluster_window_hours=reader.number(
                 "CLUSTER_WINDOW_HOURS", float, defaults.cluster_window_hours, minimum=0.1
+            ),
+            extract_enabled=reader.flag("EXTRACT_ENABLED", defaults.extract_enabled),
+            article_queue_url=reader.text("ARTICLE_QUEUE_URL"),
+            extract_max_bytes=reader.number(
+                "EXTRACT_MAX_BYTES", int, defaults.extract_max_bytes, minimum=1
+            ),
+            extract_min_chars=reader.number(
+                "EXTRACT_MIN_CHARS", int, defaults.extract_min_chars, minimum=0
+            ),
+            extract_host_interval_seconds=reader.number(
+                "EXTRACT_HOST_INTERVAL_SECONDS",
+                float,
+                defaults.extract_host_interval_seconds,
+                minimum=0,
+            ),
+            extract_host_max_failures=reader.number(
+                "EXTRACT_HOST_MAX_FAILURES", int, defaults.extract_host_max_failures, minimum=1
+            ),
+            extract_max_attempts=reader.number(
+                "EXTRACT_MAX_ATTEMPTS", int, defaults.extract_max_attempts, minimum=1
+            ),
+            article_text_retention_days=reader.number(
+                "ARTICLE_TEXT_RETENTION_DAYS",
+                float,
+                defaults.article_text_retention_days,
+                minimum=1,
+            ),
+            cluster_copies_count=reader.flag("CLUSTER_COPIES_COUNT", defaults.cluster_copies_count),
+            cluster_pending_wait_minutes=reader.number(
+                "CLUSTER_PENDING_WAIT_MINUTES",
+                float,
+                defaults.cluster_pending_wait_minutes,
+                minimum=0,
             ),
             data_dir=reader.path("NEWSDESK_DATA_DIR") or defaults.data_dir,
             timezone=reader.zone("NEWSDESK_TIMEZONE") or defaults.timezone,

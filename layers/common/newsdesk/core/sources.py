@@ -1,5 +1,8 @@
-"""sources.yaml: the list of feeds, in the seed's format ``{source, url, category}``, and an
-optional ``user_agent`` for a feed whose outlet refuses anything but a browser's.
+"""sources.yaml: the list of feeds, in the seed's format ``{source, url, category}``, and
+optionally ``user_agent`` for a feed whose outlet refuses anything but a browser's,
+``extract: false`` for an outlet whose terms forbid fetching its article pages, and
+``extract_min_chars`` for an outlet whose articles are shorter or longer than most (the two
+are the outlet's: every feed of an outlet that sets one must set it alike).
 
 One outlet (``source``) has many feeds. A file is validated whole before anything is sent, and
 every error names the file, the entry (counted from 1) and the field.
@@ -20,7 +23,8 @@ from newsdesk.core.errors import SourcesError
 from newsdesk.core.settings import user_agent_problem
 
 FIELDS = ("source", "url", "category")
-OPTIONAL_FIELDS = ("user_agent",)
+OPTIONAL_FIELDS = ("user_agent", "extract", "extract_min_chars")
+OUTLET_FIELDS = ("extract", "extract_min_chars")  # one value for all of an outlet's feeds
 BUNDLED = "sources.yaml"
 
 
@@ -30,6 +34,8 @@ class Feed:
     url: str
     category: str
     user_agent: str | None = None  # the feed's own User-Agent; None: FETCH_USER_AGENT's
+    extract: bool = True  # its articles' pages are fetched and their text extracted
+    extract_min_chars: int | None = None  # None: EXTRACT_MIN_CHARS
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,7 @@ def parse_sources(text: str, name: str = "sources.yaml") -> list[Feed]:
         raise SourcesError(f"{name}: expected a non-empty list of {{source, url, category}}")
     feeds: list[Feed] = []
     first_entry_of: dict[str, int] = {}
+    outlet_entry: dict[str, tuple[int, Feed]] = {}
     for number, entry in enumerate(document, start=1):
         feed = _parse_entry(entry, name, number)
         if feed.url in first_entry_of:
@@ -71,6 +78,13 @@ def parse_sources(text: str, name: str = "sources.yaml") -> list[Feed]:
                 f"is already entry {first_entry_of[feed.url]}"
             )
         first_entry_of[feed.url] = number
+        first, earlier = outlet_entry.setdefault(feed.source, (number, feed))
+        for field in OUTLET_FIELDS:
+            if getattr(feed, field) != getattr(earlier, field):
+                raise SourcesError(
+                    f"{name}: entry {number}: field {field!r}: {getattr(feed, field)!r} differs "
+                    f"from entry {first}'s {getattr(earlier, field)!r} (it is the outlet's)"
+                )
         feeds.append(feed)
     return feeds
 
@@ -92,7 +106,20 @@ def _parse_entry(entry: Any, name: str, number: int) -> Feed:
     parts = urlsplit(values["url"])
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise SourcesError(f"{where}: field 'url': not an http(s) URL: {values['url']!r}")
-    return Feed(**values, user_agent=_user_agent(entry, where))
+    extract = entry.get("extract", True)
+    if not isinstance(extract, bool):
+        raise SourcesError(f"{where}: field 'extract': expected true or false")
+    min_chars = entry.get("extract_min_chars")
+    if min_chars is not None and (
+        not isinstance(min_chars, int) or isinstance(min_chars, bool) or min_chars < 0
+    ):
+        raise SourcesError(f"{where}: field 'extract_min_chars': expected a whole number >= 0")
+    return Feed(
+        **values,
+        user_agent=_user_agent(entry, where),
+        extract=extract,
+        extract_min_chars=min_chars,
+    )
 
 
 def _user_agent(entry: dict[Any, Any], where: str) -> str | None:

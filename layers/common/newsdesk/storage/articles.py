@@ -1,11 +1,15 @@
 """The article store: feed entries in, ``raw_article`` rows out, each stored once by its
-canonical URL (and, within an outlet, its guid)."""
+canonical URL (and, within an outlet, its guid). A stored article whose entry comes back with
+another title, or a time moved later by ``REVISION_MIN_MOVE`` or more, is revised: its earlier
+title kept in ``article_revision``, ``revision`` and ``last_changed_at`` set. With an
+``Outbox``, each new or revised article gets an ``extraction_outbox`` row in the same
+transaction (newsdesk.storage.extractions relays them to the article queue)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import psycopg2.extensions
 import psycopg2.extras
@@ -20,11 +24,23 @@ class Article:
     canonical_url: str
 
 
+REVISION_MIN_MOVE = timedelta(minutes=10)  # a smaller move of an entry's time is noise
+
+
+@dataclass(frozen=True)
+class Outbox:
+    """Queue new and revised articles for extraction (the outlet's minimum text, if it has
+    one)."""
+
+    min_chars: int | None = None
+
+
 @dataclass(frozen=True)
 class InsertResult:
     inserted: int
     duplicate_url: int = 0  # an article with the same canonical URL is stored
     duplicate_guid: int = 0  # the same outlet's article with the same guid is stored
+    revised: int = 0  # of the duplicates, those whose title or time changed
 
     @property
     def skipped(self) -> int:
@@ -36,50 +52,91 @@ class ArticleStore:
         self._db = database
 
     def insert_articles(
-        self, source: str, category: str, articles: Sequence[Article], seen_at: datetime
+        self,
+        source: str,
+        category: str,
+        articles: Sequence[Article],
+        seen_at: datetime,
+        outbox: Outbox | None = None,
+        revise: bool = True,
     ) -> InsertResult:
         """Store what is new, in one transaction; for what is stored already, note that it was
-        seen again and say by which key it matched. ``articles`` have distinct canonical URLs."""
+        seen again, say by which key it matched, and revise what changed. ``articles`` have
+        distinct canonical URLs."""
         if not articles:
             return InsertResult(0)
         with self._db.transaction() as cursor:
             category_id = _category_id(cursor, category)
-            by_url, by_guid, fresh = _split_stored(cursor, source, articles)
+            by_url, by_guid, fresh, stored = _split_stored(cursor, source, articles)
             _mark_seen(cursor, source, by_url, by_guid, seen_at)
+            revised = _revise(cursor, stored, seen_at) if revise else []
             inserted = _insert(cursor, source, category_id, fresh, seen_at)
+            if outbox is not None:
+                _enqueue(cursor, inserted + revised, outbox, seen_at)
         # A fresh row that still conflicted was stored by a concurrent worker meanwhile.
-        raced = len(fresh) - inserted
-        return InsertResult(inserted, len(by_url) + raced, len(by_guid))
+        raced = len(fresh) - len(inserted)
+        return InsertResult(len(inserted), len(by_url) + raced, len(by_guid), len(revised))
 
 
 Cursor = psycopg2.extensions.cursor
 
 
+@dataclass(frozen=True)
+class _Stored:
+    """A stored row an entry matched, as it was, and the entry."""
+
+    id: int
+    url: str
+    title: str
+    published_at: datetime | None
+    revision: int
+    entry: Entry
+
+    @property
+    def changed(self) -> bool:
+        if self.entry.title != self.title:
+            return True
+        new, old = self.entry.published_at, self.published_at
+        return new is not None and old is not None and new - old >= REVISION_MIN_MOVE
+
+
 def _split_stored(
     cursor: Cursor, source: str, articles: Sequence[Article]
-) -> tuple[list[Article], list[Article], list[Article]]:
-    """(stored under the same canonical URL, stored under the outlet's same guid, fresh)."""
+) -> tuple[list[Article], list[Article], list[Article], list[_Stored]]:
+    """(stored under the same canonical URL, stored under the outlet's same guid, fresh, and
+    the stored rows the first two matched)."""
     cursor.execute(
-        "SELECT canonical_url FROM raw_article WHERE canonical_url = ANY(%s)",
+        """
+        SELECT canonical_url, id, origin_url, title, published_at, revision
+        FROM raw_article WHERE canonical_url = ANY(%s)
+        """,
         ([a.canonical_url for a in articles],),
     )
-    stored_urls = {row[0] for row in cursor.fetchall()}
+    stored_urls = {row[0]: row[1:] for row in cursor.fetchall()}
     cursor.execute(
-        "SELECT guid FROM raw_article WHERE source = %s AND guid = ANY(%s)",
+        """
+        SELECT guid, id, origin_url, title, published_at, revision
+        FROM raw_article WHERE source = %s AND guid = ANY(%s)
+        """,
         (source, [a.entry.guid for a in articles if a.entry.guid]),
     )
-    stored_guids = {row[0] for row in cursor.fetchall()}
+    stored_guids = {row[0]: row[1:] for row in cursor.fetchall()}
     by_url: list[Article] = []
     by_guid: list[Article] = []
     fresh: list[Article] = []
+    stored: dict[int, _Stored] = {}
     for article in articles:
         if article.canonical_url in stored_urls:
             by_url.append(article)
+            row = stored_urls[article.canonical_url]
         elif article.entry.guid and article.entry.guid in stored_guids:
             by_guid.append(article)
+            row = stored_guids[article.entry.guid]
         else:
             fresh.append(article)
-    return by_url, by_guid, fresh
+            continue
+        stored.setdefault(row[0], _Stored(row[0], row[1], row[2], row[3], row[4], article.entry))
+    return by_url, by_guid, fresh, list(stored.values())
 
 
 def _mark_seen(
@@ -98,12 +155,70 @@ def _mark_seen(
     )
 
 
+def _revise(cursor: Cursor, stored: list[_Stored], seen_at: datetime) -> list[_Queued]:
+    """Revise the rows whose entry changed: the old title and time kept, the new stored."""
+    changed = [row for row in stored if row.changed]
+    if not changed:
+        return []
+    psycopg2.extras.execute_values(
+        cursor,
+        """
+        INSERT INTO article_revision (article_id, revision, title, published_at, changed_at)
+        VALUES %s ON CONFLICT DO NOTHING
+        """,
+        [(row.id, row.revision + 1, row.title, row.published_at, seen_at) for row in changed],
+    )
+    for row in changed:
+        cursor.execute(
+            """
+            UPDATE raw_article
+            SET title = %s, published_at = COALESCE(%s, published_at),
+                revision = revision + 1, last_changed_at = %s
+            WHERE id = %s
+            """,
+            (row.entry.title, row.entry.published_at, seen_at, row.id),
+        )
+    return [(row.id, row.revision + 1, row.url) for row in changed]
+
+
+_Queued = tuple[int, int, str]  # (article id, revision, link)
+
+
+def _enqueue(cursor: Cursor, rows: list[_Queued], outbox: Outbox, at: datetime) -> None:
+    if not rows:
+        return
+    # a revision supersedes what was queued of the article before
+    cursor.execute(
+        """
+        DELETE FROM extraction_outbox
+        WHERE (article_id, revision) IN (
+            SELECT o.article_id, o.revision
+            FROM extraction_outbox o JOIN unnest(%s::bigint[], %s::integer[]) AS n (id, rev)
+                ON o.article_id = n.id AND o.revision < n.rev
+        )
+        """,
+        ([r[0] for r in rows], [r[1] for r in rows]),
+    )
+    psycopg2.extras.execute_values(
+        cursor,
+        """
+        INSERT INTO extraction_outbox (article_id, revision, url, min_chars, not_before,
+                                       enqueued_at)
+        VALUES %s ON CONFLICT DO NOTHING
+        """,
+        [
+            (article_id, revision, url, outbox.min_chars, at, at)
+            for article_id, revision, url in rows
+        ],
+    )
+
+
 def _insert(
     cursor: Cursor, source: str, category_id: int, fresh: list[Article], seen_at: datetime
-) -> int:
-    """Insert ``fresh``; return how many rows went in (a conflict inserts nothing)."""
+) -> list[_Queued]:
+    """Insert ``fresh``; return the rows that went in (a conflict inserts nothing)."""
     if not fresh:
-        return 0
+        return []
     rows = [
         (
             a.entry.link,
@@ -126,14 +241,14 @@ def _insert(
              collected_at, first_seen_at, last_seen_at, category_id)
         VALUES %s
         ON CONFLICT DO NOTHING
-        RETURNING id
+        RETURNING id, revision, origin_url
         """,
         rows,
         template=f"(%s, %s, %s, %s, %s, %s, %s, {seen}, {seen}, {seen}, {int(category_id)})",
         page_size=500,
         fetch=True,
     )
-    return len(inserted)
+    return [(int(i), int(r), str(u)) for i, r, u in inserted]
 
 
 def _category_id(cursor: Cursor, name: str) -> int:

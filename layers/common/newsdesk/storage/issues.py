@@ -45,19 +45,47 @@ def clustering_lock(database: Database) -> Iterator[bool]:
                 cursor.execute("SELECT pg_advisory_unlock(%s)", (_CLUSTER_LOCK_KEY,))
 
 
-def window(database: Database, since: datetime) -> list[WindowArticle]:
-    """The articles collected since ``since``, by category, in ascending id order."""
+def window(
+    database: Database,
+    since: datetime,
+    pending_before: datetime | None = None,
+    copies: bool = False,
+) -> list[WindowArticle]:
+    """The articles collected since ``since``, by category, in ascending id order, but those
+    whose page was too thin to be an article, copies of another (unless ``copies``: they join
+    their original's issue, ``attach_copies``), and those still waiting for their extraction
+    that were collected after ``pending_before`` (their text may yet show them thin or a copy;
+    None: none wait)."""
     with database.transaction() as cursor:
         cursor.execute(
             """
             SELECT a.id, a.category_id, c.name, a.title, a.issue_id IS NOT NULL, a.collected_at
-            FROM raw_article a JOIN category c ON c.id = a.category_id
-            WHERE a.collected_at >= %s
+            FROM raw_article a
+            JOIN category c ON c.id = a.category_id
+            LEFT JOIN article_extraction e ON e.article_id = a.id
+            WHERE a.collected_at >= %(since)s
+              AND (e.status IS NULL OR e.status <> 'filtered_thin')
+              AND (%(copies)s OR e.copy_of IS NULL)
+              AND (%(pending_before)s::timestamptz IS NULL OR a.collected_at < %(pending_before)s
+                   OR NOT EXISTS (SELECT 1 FROM extraction_outbox o WHERE o.article_id = a.id))
             ORDER BY a.category_id, a.id
             """,
-            (since,),
+            {"since": since, "copies": copies, "pending_before": pending_before},
         )
         return [WindowArticle(*row) for row in cursor.fetchall()]
+
+
+def attach_copies(database: Database) -> int:
+    """Put every copy not in an issue into its original's issue; return how many."""
+    with database.transaction() as cursor:
+        cursor.execute(
+            """
+            UPDATE raw_article a SET issue_id = o.issue_id
+            FROM article_extraction e JOIN raw_article o ON o.id = e.copy_of
+            WHERE a.id = e.article_id AND a.issue_id IS NULL AND o.issue_id IS NOT NULL
+            """
+        )
+        return int(cursor.rowcount)
 
 
 def store_issue(
@@ -83,16 +111,22 @@ def store_issue(
 
 
 def list_issues(database: Database, limit: int = 50) -> list[dict[str, Any]]:
-    """The newest issues with their articles, for `newsdesk issues`."""
+    """The newest issues with their articles (each with its text's length, and the article
+    it copies, if it is a copy), for `newsdesk issues`."""
     with database.transaction() as cursor:
         cursor.execute(
             """
             SELECT i.id, c.name, i.title, i.size, i.created_at,
-                   array_agg(a.id ORDER BY a.id), array_agg(a.source ORDER BY a.id),
-                   array_agg(a.title ORDER BY a.id)
+                   json_agg(json_build_object(
+                       'id', a.id, 'source', a.source, 'title', a.title,
+                       'chars', CASE WHEN e.status = 'extract_ok' THEN e.chars END,
+                       'copy_of', CASE WHEN e.copy_of IS NULL THEN NULL ELSE
+                           json_build_object('id', e.copy_of, 'reason', e.copy_reason) END
+                   ) ORDER BY a.id)
             FROM issue i
             JOIN category c ON c.id = i.category_id
             JOIN raw_article a ON a.issue_id = i.id
+            LEFT JOIN article_extraction e ON e.article_id = a.id
             GROUP BY i.id, c.name
             ORDER BY i.id DESC
             LIMIT %s
@@ -107,8 +141,8 @@ def list_issues(database: Database, limit: int = 50) -> list[dict[str, Any]]:
             "title": r[2],
             "size": r[3],
             "created_at": format_time(r[4]),
-            "article_ids": list(r[5]),
-            "articles": [{"source": s, "title": t} for s, t in zip(r[6], r[7], strict=True)],
+            "article_ids": [a["id"] for a in r[5]],
+            "articles": r[5],
         }
         for r in rows
     ]

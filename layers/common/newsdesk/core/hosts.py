@@ -1,0 +1,79 @@
+"""What the extractor keeps per host it fetches article pages from: when it last asked (the
+pacing), its breaker (as an outlet's: failed pages in a row open it, a cool-down doubling per
+trip, then a half-open probe), and its robots.txt, cached for ``ROBOTS_MAX_AGE``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from newsdesk.core.schedule import BREAKER_CLOSED, BREAKER_OPEN, BreakerPolicy, OutletState
+
+ROBOTS_MAX_AGE = timedelta(hours=24)
+ROBOTS_OK = "ok"  # read; its rules apply
+ROBOTS_MISSING = "missing"  # 4xx: no rules, everything allowed (RFC 9309, 2.3.1.3)
+ROBOTS_UNREACHABLE = "unreachable"  # 5xx or no answer: everything disallowed for now (2.3.1.4)
+
+
+@dataclass
+class HostState:
+    host: str
+    # when its last answer came, in Unix milliseconds (pacing needs more than a second's)
+    last_request_ms: int | None = None
+    consecutive_failures: int = 0
+    last_error: str | None = None
+    last_error_at: datetime | None = None
+    breaker: str = BREAKER_CLOSED
+    trips: int = 0
+    opened_at: datetime | None = None
+    open_until: datetime | None = None
+    robots_status: str | None = None
+    robots_txt: str | None = None
+    robots_fetched_at: datetime | None = None
+    pages_fetched: int = 0
+
+    def breaker_at(self, at: datetime) -> str:
+        return self._outlet().breaker_at(at)
+
+    def robots_fresh(self, at: datetime) -> bool:
+        fetched = self.robots_fetched_at
+        return fetched is not None and at - fetched < ROBOTS_MAX_AGE
+
+    @property
+    def last_request_at(self) -> datetime | None:
+        ms = self.last_request_ms
+        return None if ms is None else datetime.fromtimestamp(ms / 1000, UTC)
+
+    def requested(self, at: datetime) -> None:
+        self.last_request_ms = round(at.timestamp() * 1000)
+        self.pages_fetched += 1
+
+    def succeeded(self) -> None:
+        """A page (or robots.txt) came back: the failures forgotten, the breaker closed."""
+        self.consecutive_failures = 0
+        self.last_error = self.last_error_at = None
+        if self.breaker != BREAKER_CLOSED:
+            self._apply(self._outlet(closed=True))
+
+    def failed(self, at: datetime, error: str, max_failures: int, policy: BreakerPolicy) -> bool:
+        """A page failed for a reason of the host's (no answer, 5xx, 429); True when this
+        opened the breaker (``max_failures`` in a row, or a half-open probe that failed)."""
+        self.consecutive_failures += 1
+        self.last_error, self.last_error_at = error, at
+        probing = self.breaker == BREAKER_OPEN
+        if probing or self.consecutive_failures >= max_failures:
+            outlet = self._outlet()
+            outlet.tripped(at, policy)
+            self._apply(outlet)
+            return True
+        return False
+
+    def _outlet(self, closed: bool = False) -> OutletState:
+        outlet = OutletState(self.host, self.breaker, self.trips, self.opened_at, self.open_until)
+        if closed:
+            outlet.closed()
+        return outlet
+
+    def _apply(self, outlet: OutletState) -> None:
+        self.breaker, self.trips = outlet.breaker, outlet.trips
+        self.opened_at, self.open_until = outlet.opened_at, outlet.open_until

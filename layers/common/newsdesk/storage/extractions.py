@@ -1,0 +1,384 @@
+"""The extraction stage's tables: the outbox the worker writes and the relay sends, each
+article's extraction with its copy key, and the near-duplicate index (migration 0004).
+
+An outbox row is the truth of "to be extracted": the extractor works on a message only while
+its row exists and was sent, and deletes the row in the transaction that records the outcome,
+so a message delivered twice, or sent twice by the relay, records nothing twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields, replace
+from datetime import datetime
+
+import psycopg2.extensions
+import psycopg2.extras
+from psycopg2 import sql
+
+from newsdesk.storage.database import Database
+
+Cursor = psycopg2.extensions.cursor
+
+# Copy reasons (the article's ``copy_of`` says of which).
+BY_CANONICAL_URL = "duplicate_by_canonical_url"
+BY_CONTENT_HASH = "duplicate_by_content_hash"
+BY_NEAR_DUPLICATE = "duplicate_by_near_duplicate"
+
+
+@dataclass(frozen=True)
+class OutboxRow:
+    article_id: int
+    revision: int
+    url: str
+    min_chars: int | None
+    attempts: int
+
+
+@dataclass(frozen=True)
+class PendingArticle:
+    """An article whose extraction (of ``revision``) is due, as the extractor needs it."""
+
+    id: int
+    revision: int
+    url: str  # the link as the feed gave it
+    canonical_url: str
+    source: str
+    title: str
+    min_chars: int | None
+    attempts: int
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What one page gave; the row of ``article_extraction``."""
+
+    article_id: int
+    revision: int
+    status: str
+    reason: str | None
+    chars: int
+    extracted_at: datetime
+    text: str | None = None
+    content_hash: str | None = None
+    http_status: int | None = None
+    final_url: str | None = None
+    page_canonical: str | None = None
+    canonical_ignored: str | None = None
+    page_key: str | None = None
+    page_title: str | None = None
+    og_title: str | None = None
+    page_published: str | None = None
+    author: str | None = None
+    language: str | None = None
+    raw_key: str | None = None
+    copy_of: int | None = None
+    copy_reason: str | None = None
+
+
+_COLUMNS = tuple(f.name for f in fields(Extraction))
+_UPSERT = sql.SQL(
+    """
+    INSERT INTO article_extraction ({columns}) VALUES ({values})
+    ON CONFLICT (article_id) DO UPDATE SET {updates}, text_removed_at = NULL
+    """
+).format(
+    columns=sql.SQL(", ").join(map(sql.Identifier, _COLUMNS)),
+    values=sql.SQL(", ").join(sql.Placeholder() * len(_COLUMNS)),
+    updates=sql.SQL(", ").join(
+        sql.SQL("{0} = EXCLUDED.{0}").format(sql.Identifier(c)) for c in _COLUMNS[1:]
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Copies:
+    """The other articles a copy key found, and which key."""
+
+    found: set[int]
+    reason: str
+
+
+@dataclass(frozen=True)
+class Retry:
+    """Try the page again after ``not_before`` (a passing failure)."""
+
+    not_before: datetime
+    attempts: int
+
+
+@dataclass(frozen=True)
+class ArticleRow:
+    """An article for `newsdesk articles`: where it came from and what its page gave."""
+
+    id: int
+    source: str
+    category: str
+    title: str
+    url: str
+    collected_at: datetime
+    revision: int
+    status: str | None  # None: pending (or extraction off)
+    reason: str | None
+    chars: int | None
+    copy_of: int | None
+    copy_reason: str | None
+    issue_id: int | None
+    queued: bool  # an outbox row waits: extraction pending (or to be tried again)
+
+
+class ExtractionStore:
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    def relay(
+        self, send: Callable[[list[OutboxRow]], Sequence[OutboxRow]], at: datetime, limit: int
+    ) -> int:
+        """Offer ``send`` the unsent rows due at ``at`` (up to ``limit``, none that another
+        relay holds) and mark those it sent; return how many. Should ``send`` raise, nothing
+        is marked: the rows are offered again by the next relay."""
+        with self._db.transaction() as cursor:
+            cursor.execute(
+                """
+                SELECT article_id, revision, url, min_chars, attempts FROM extraction_outbox
+                WHERE sent_at IS NULL AND not_before <= %s
+                ORDER BY not_before, article_id
+                LIMIT %s
+                FOR UPDATE SKIP LOCKED
+                """,
+                (at, limit),
+            )
+            rows = [OutboxRow(*row) for row in cursor.fetchall()]
+            if not rows:
+                return 0
+            sent = send(rows)
+            cursor.execute(
+                """
+                UPDATE extraction_outbox SET sent_at = %s
+                WHERE (article_id, revision) IN (
+                    SELECT * FROM unnest(%s::bigint[], %s::integer[])
+                )
+                """,
+                (at, [r.article_id for r in sent], [r.revision for r in sent]),
+            )
+        return len(sent)
+
+    def pending(self, article_id: int, revision: int) -> PendingArticle | None:
+        """The article if its extraction of ``revision`` is still to be done (its outbox row
+        exists and was sent); None for a repeated or superseded message."""
+        with self._db.transaction() as cursor:
+            cursor.execute(
+                """
+                SELECT a.id, o.revision, a.origin_url, a.canonical_url, a.source, a.title,
+                       o.min_chars, o.attempts
+                FROM extraction_outbox o JOIN raw_article a ON a.id = o.article_id
+                WHERE o.article_id = %s AND o.revision = %s AND o.sent_at IS NOT NULL
+                  AND a.revision = o.revision
+                """,
+                (article_id, revision),
+            )
+            row = cursor.fetchone()
+        return PendingArticle(*row) if row else None
+
+    def defer(self, article_id: int, revision: int, retry: Retry) -> None:
+        """Send the message again after ``retry.not_before`` (a host cooling down, or robots.txt
+        that could not be read)."""
+        with self._db.transaction() as cursor:
+            _defer(cursor, article_id, revision, retry)
+
+    def unsend(self, article_id: int, revision: int) -> None:
+        """Mark the row unsent, for a relay to send again (extraction switched off)."""
+        with self._db.transaction() as cursor:
+            cursor.execute(
+                "UPDATE extraction_outbox SET sent_at = NULL "
+                "WHERE article_id = %s AND revision = %s",
+                (article_id, revision),
+            )
+
+    def record(
+        self,
+        extraction: Extraction,
+        sketch: Sequence[int] = (),
+        retry: Retry | None = None,
+        copies: Copies | None = None,
+    ) -> Extraction:
+        """Store ``extraction`` (replacing an earlier revision's) with its sketch, and close its
+        outbox row — or, with ``retry``, leave it to be sent again — in one transaction. With
+        ``copies`` (the articles a key found), the one published first of them and this one is
+        the original: this one is recorded as its copy, or, published first itself, becomes
+        the original of the others and of their copies. Returns what was stored."""
+        with self._db.transaction() as cursor:
+            if copies is not None and copies.found:
+                extraction = _adopt(cursor, extraction, copies)
+            cursor.execute(_UPSERT, [getattr(extraction, name) for name in _COLUMNS])
+            cursor.execute(
+                "DELETE FROM article_sketch WHERE article_id = %s", (extraction.article_id,)
+            )
+            if sketch:
+                psycopg2.extras.execute_values(
+                    cursor,
+                    "INSERT INTO article_sketch (value, article_id) VALUES %s "
+                    "ON CONFLICT DO NOTHING",
+                    [(value, extraction.article_id) for value in sorted(set(sketch))],
+                )
+            if retry is not None:
+                _defer(cursor, extraction.article_id, extraction.revision, retry)
+            else:
+                cursor.execute(
+                    "DELETE FROM extraction_outbox WHERE article_id = %s AND revision <= %s",
+                    (extraction.article_id, extraction.revision),
+                )
+        return extraction
+
+    def by_key(self, article_id: int, page_key: str) -> set[int]:
+        """Other articles stored under ``page_key``, or whose page named it too."""
+        with self._db.transaction() as cursor:
+            cursor.execute(
+                """
+                SELECT id FROM raw_article WHERE canonical_url = %(key)s AND id <> %(id)s
+                UNION
+                SELECT article_id FROM article_extraction
+                WHERE page_key = %(key)s AND article_id <> %(id)s
+                """,
+                {"key": page_key, "id": article_id},
+            )
+            return {int(row[0]) for row in cursor.fetchall()}
+
+    def by_hash(self, article_id: int, content_hash: str) -> set[int]:
+        """Other articles whose text is the same (``similar.content_hash``)."""
+        with self._db.transaction() as cursor:
+            cursor.execute(
+                "SELECT article_id FROM article_extraction"
+                " WHERE content_hash = %s AND article_id <> %s",
+                (content_hash, article_id),
+            )
+            return {int(row[0]) for row in cursor.fetchall()}
+
+    def near_candidates(
+        self, article_id: int, sketch: Sequence[int], min_shared: int
+    ) -> dict[int, list[int]]:
+        """Other articles sharing at least ``min_shared`` sketch values, with their sketches."""
+        if not sketch:
+            return {}
+        with self._db.transaction() as cursor:
+            cursor.execute(
+                """
+                SELECT s.article_id, array_agg(s.value)
+                FROM article_sketch s
+                WHERE s.article_id IN (
+                    SELECT article_id FROM article_sketch
+                    WHERE value = ANY(%s) AND article_id <> %s
+                    GROUP BY article_id HAVING count(*) >= %s
+                )
+                GROUP BY s.article_id
+                """,
+                (list(sketch), article_id, min_shared),
+            )
+            return {int(i): [int(v) for v in values] for i, values in cursor.fetchall()}
+
+    def remove_text(self, before: datetime, at: datetime) -> int:
+        """ARTICLE_TEXT_RETENTION_DAYS: the text of extractions older than ``before`` removed
+        (the outcome, length and keys stay)."""
+        with self._db.transaction() as cursor:
+            cursor.execute(
+                """
+                UPDATE article_extraction SET text = NULL, text_removed_at = %s
+                WHERE extracted_at < %s AND text IS NOT NULL
+                """,
+                (at, before),
+            )
+            return int(cursor.rowcount)
+
+    def raw_pages(self, since: datetime) -> list[tuple[PendingArticle, str, Extraction]]:
+        """Articles extracted at or after ``since`` whose page is in the raw layer, for
+        `newsdesk reextract`: the article, the raw key, the extraction as it stands."""
+        with self._db.transaction() as cursor:
+            query = sql.SQL(
+                """
+                SELECT a.id, a.revision, a.origin_url, a.canonical_url, a.source, a.title,
+                       NULL, 0, {columns}
+                FROM article_extraction e JOIN raw_article a ON a.id = e.article_id
+                WHERE e.extracted_at >= %s AND e.raw_key IS NOT NULL
+                ORDER BY a.id
+                """
+            ).format(columns=sql.SQL(", ").join(sql.Identifier("e", c) for c in _COLUMNS))
+            cursor.execute(query, (since,))
+            found = []
+            for row in cursor.fetchall():
+                extraction = Extraction(**dict(zip(_COLUMNS, row[8:], strict=True)))
+                found.append((PendingArticle(*row[:8]), str(extraction.raw_key), extraction))
+            return found
+
+    def articles(self, since: datetime) -> list[ArticleRow]:
+        with self._db.transaction() as cursor:
+            cursor.execute(
+                """
+                SELECT a.id, a.source, c.name, a.title, a.origin_url, a.collected_at, a.revision,
+                       e.status, e.reason, e.chars, e.copy_of, e.copy_reason, a.issue_id,
+                       EXISTS (SELECT 1 FROM extraction_outbox o WHERE o.article_id = a.id)
+                FROM raw_article a
+                JOIN category c ON c.id = a.category_id
+                LEFT JOIN article_extraction e ON e.article_id = a.id
+                WHERE a.collected_at >= %s
+                ORDER BY a.id
+                """,
+                (since,),
+            )
+            return [ArticleRow(*row) for row in cursor.fetchall()]
+
+
+def _defer(cursor: Cursor, article_id: int, revision: int, retry: Retry) -> None:
+    cursor.execute(
+        """
+        UPDATE extraction_outbox SET sent_at = NULL, not_before = %s, attempts = %s
+        WHERE article_id = %s AND revision = %s
+        """,
+        (retry.not_before, retry.attempts, article_id, revision),
+    )
+
+
+def _adopt(cursor: Cursor, extraction: Extraction, copies: Copies) -> Extraction:
+    """``extraction`` as a copy of the first published of ``copies``' originals, or, first
+    itself, with them (and their copies) re-pointed to it."""
+    me = extraction.article_id
+    originals = {_original(cursor, found) for found in copies.found} - {me, None}
+    if not originals:
+        return replace(extraction, copy_of=None, copy_reason=None)
+    cursor.execute(
+        """
+        SELECT id FROM raw_article WHERE id = ANY(%s)
+        ORDER BY COALESCE(published_at, collected_at), id LIMIT 1
+        """,
+        ([*originals, me],),
+    )
+    first = _first(cursor)
+    if first != me:
+        return replace(extraction, copy_of=first, copy_reason=copies.reason)
+    cursor.execute(
+        "UPDATE article_extraction SET copy_of = %s WHERE copy_of = ANY(%s)",
+        (me, list(originals)),
+    )
+    cursor.execute(
+        "UPDATE article_extraction SET copy_of = %s, copy_reason = %s WHERE article_id = ANY(%s)",
+        (me, copies.reason, list(originals)),
+    )
+    return replace(extraction, copy_of=None, copy_reason=None)
+
+
+def _first(cursor: Cursor) -> int | None:
+    row = cursor.fetchone()
+    return int(row[0]) if row and row[0] is not None else None
+
+
+def _original(cursor: Cursor, article_id: int | None) -> int | None:
+    """The article a copy copies, followed to the one that copies none (a copy's original is
+    never a copy: ``_adopt`` keeps chains one long)."""
+    while article_id is not None:
+        cursor.execute(
+            "SELECT copy_of FROM article_extraction WHERE article_id = %s", (article_id,)
+        )
+        found = _first(cursor)
+        if found is None:
+            return article_id
+        article_id = found
+    return None
