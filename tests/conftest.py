@@ -9,9 +9,11 @@ import os
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from xml.sax.saxutils import escape
 
 import pytest
 import requests
@@ -34,11 +36,13 @@ FEEDS = Path(__file__).resolve().parent / "feeds"
 fanout = importlib.import_module("newsdesk_functions.collect.fanout")
 worker = importlib.import_module("newsdesk_functions.collect.worker")
 migrate_app = importlib.import_module("newsdesk_functions.migrate.app")
+extract_app = importlib.import_module("newsdesk_functions.extract.app")
 
 INFRASTRUCTURE = Infrastructure.packaged()
 FUNCTIONS = {
     "fanout": "FanOutFunction",
     "worker": "WorkerFunction",
+    "extract": "ExtractorFunction",
     "cluster": "ClusterFunction",
     "migrate": "MigrateFunction",
 }
@@ -53,6 +57,9 @@ BASE_ENV = {
     "FETCH_ALLOW_PRIVATE_NETWORKS": "true",
     "FETCH_INTERVAL_SECONDS": "0",
     "FETCH_TIMEOUT_SECONDS": "2",
+    # Most tests' feeds link to pages nowhere (example.test): the article pages are fetched
+    # only where a test serves them and switches extraction on (tests/test_extraction.py).
+    "EXTRACT_ENABLED": "false",
 }
 
 
@@ -169,7 +176,7 @@ def aws_env(
     monkeypatch.setenv("DATABASE_URL", postgres_url)
     with LocalServices(settings, dict(os.environ)) as services:
         for function in ("FanOutFunction", "WorkerFunction"):
-            for key in ("OUTLET_QUEUE_URL", "STATE_TABLE_NAME", "RAW_BUCKET"):
+            for key in ("OUTLET_QUEUE_URL", "ARTICLE_QUEUE_URL", "STATE_TABLE_NAME", "RAW_BUCKET"):
                 value = services.function_env(function).get(key)
                 if value:
                     monkeypatch.setenv(key, value)
@@ -207,7 +214,9 @@ def container(
         deps: Any = fanout.FanOut.from_settings(settings)
         handle: Callable[..., dict[str, Any]] = fanout.handle
     elif name == "worker":
-        deps, handle = worker.collector_from(settings, dynamodb), worker.handle
+        deps, handle = worker.worker_from(settings, dynamodb), worker.handle
+    elif name == "extract":
+        deps, handle = extract_app.extractor_from(settings, dynamodb), extract_app.handle
     elif name == "cluster":
         cluster_app = importlib.import_module("newsdesk_functions.cluster.app")  # scikit-learn
         deps, handle = cluster_app.Cluster.from_settings(settings), cluster_app.handle
@@ -221,3 +230,96 @@ def container(
 def invoke(name: str, event: dict[str, Any], **env: str) -> dict[str, Any]:
     """One invocation in a new container."""
     return container(name, **env)(event)
+
+
+# --- article pages and the extractor (issue 14) ----------------------------------------------
+
+BODY = (
+    "국회는 1일 본회의를 열어 내년도 예산안을 재석 의원 과반의 찬성으로 통과시켰다. "
+    "법정 처리 시한을 하루 넘긴 것으로, 여야는 막판까지 감액 규모를 두고 협상을 이어갔다. ",
+    "예산안은 정부가 제출한 원안보다 4조1천억원 줄어든 규모로 확정됐다. 여당은 민생 예산을 "
+    "지켰다고 평가했고, 야당은 불필요한 예산을 덜어냈다고 밝혔다. ",
+    "국회의장은 표결 직후 기자들과 만나 국민께 송구하다며 내년에는 법정 시한을 지키겠다고 "
+    "말했다. 정부는 이번 주 안에 국무회의를 열어 배정 계획을 의결할 예정이다. ",
+)
+
+
+# Two more outlets' own reports of the same event (one story, three texts: no copies).
+OTHER_BODIES = (
+    (
+        "여야가 1일 밤늦게 내년도 나라 살림 규모에 합의하면서 예산안이 국회 문턱을 넘었다. "
+        "표결에는 여야 의원 280여 명이 참여했다. ",
+        "합의안에는 지역화폐 발행 지원과 반도체 연구개발 투자 확대가 담겼다. 반면 특수활동비는 "
+        "상당 부분 깎였다. 기획재정부는 집행 준비에 곧바로 착수하겠다고 밝혔다. ",
+        "정치권 안팎에서는 올해도 법정 기한을 넘긴 데 대한 비판이 나왔다. 시민단체들은 심사 "
+        "과정이 밀실에서 이뤄졌다며 제도 개선을 요구했다. ",
+        "예산결산특별위원장은 심사 기간이 짧아 충분한 검토가 어려웠다며 상시 심사 체계를 "
+        "도입해야 한다는 의견을 내놓았다. ",
+    ),
+    (
+        "이번 예산 처리 과정에서 가장 큰 쟁점은 청년 일자리 사업과 노인 기초연금 증액 문제였다. "
+        "양측은 소위원회에서 열흘 넘게 줄다리기를 벌였다. ",
+        "결국 청년 일자리 사업 예산은 일부 삭감되고, 기초연금 관련 예산은 정부안대로 유지됐다. "
+        "지방자치단체 교부금도 소폭 늘었다. ",
+        "경제 전문가들은 세수 결손이 이어지는 상황에서 재정 지출 구조조정이 불가피하다고 "
+        "지적했다. 내년 국가채무 비율은 50%를 넘어설 전망이다. ",
+        "한편 국회는 다음 주 본회의를 다시 열어 세법 개정안과 예산 부수 법안을 처리할 계획이다. "
+        "여야 원내대표는 이번 주말 추가 회동을 갖기로 했다. ",
+    ),
+)
+
+
+def article_page(
+    title: str, paragraphs: tuple[str, ...] = BODY, canonical: str | None = None
+) -> bytes:
+    """An article page as Korean outlets build them: navigation, the text, related links,
+    comments and a footer."""
+    link = f'<link rel="canonical" href="{canonical}">' if canonical else ""
+    body = "".join(f"<p>{escape(p)}</p>" for p in paragraphs)
+    return f"""<!DOCTYPE html><html lang="ko"><head><meta charset="utf-8">
+<title>{escape(title)} | 연합뉴스</title>{link}
+<meta property="og:title" content="{escape(title)}"><meta property="og:type" content="article">
+</head><body>
+<header><a href="/">연합뉴스</a><nav><ul><li><a href="/politics">정치</a></li>
+<li><a href="/economy">경제</a></li><li><a href="/society">사회</a></li></ul></nav></header>
+<main><article><h1>{escape(title)}</h1><div id="articleBody">{body}
+<p>홍길동 기자 hong@example.kr</p></div></article>
+<aside><h2>관련 기사</h2><ul><li><a href="/view/9">여야, 예산 협상 결렬 위기</a></li>
+<li><a href="/view/8">기재부 "재정 건전성 유지"</a></li></ul></aside>
+<section class="comments"><p>댓글 2개</p></section></main>
+<footer>서울특별시 종로구 율곡로 2길 25 | 무단 전재 및 재배포 금지</footer></body></html>
+""".encode()
+
+
+class InProcess:
+    """A pool of one warm container, invoked in this process (drain's interface)."""
+
+    concurrency = 1
+
+    def __init__(self, handler: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        self.handler = handler
+
+    def invoke(self, event: dict[str, Any]) -> Future[Any]:
+        future: Future[Any] = Future()
+        try:
+            future.set_result(self.handler(event))
+        except Exception as e:  # an invocation that crashed, as Lambda's would
+            future.set_exception(e)
+        return future
+
+
+EXTRACT_ON = {"EXTRACT_ENABLED": "true", "EXTRACT_HOST_INTERVAL_SECONDS": "0"}
+
+
+def extract_all(services: LocalServices, **env: str) -> list[dict[str, Any]]:
+    """The article queue drained through one warm extractor container (extraction on, no
+    pacing unless ``env`` sets it); every article's report."""
+    from newsdesk_local.driver import drain
+
+    handler = container("extract", **{**EXTRACT_ON, **env})
+    deliveries = [
+        d
+        for source in INFRASTRUCTURE.functions["ExtractorFunction"].event_sources
+        for d in drain(services, source, InProcess(handler))
+    ]
+    return [a for d in deliveries if isinstance(d.response, dict) for a in d.response["articles"]]

@@ -18,14 +18,38 @@ from newsdesk.core.schedule import BreakerPolicy, FeedState, OutletState, Schedu
 from newsdesk.core.settings import Settings
 from newsdesk.core.times import parse_time
 from newsdesk.storage.migrate import available
-from tests.conftest import ROOT, invoke, load_event, worker, worker_event
+from tests.conftest import (
+    BODY,
+    EXTRACT_ON,
+    OTHER_BODIES,
+    ROOT,
+    article_page,
+    extract_all,
+    invoke,
+    load_event,
+    worker,
+    worker_event,
+)
 
 TEMPLATE = ROOT / "infra" / "template.yaml"
 POWERTOOLS = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"}
 # What each function cannot run without in AWS (the rest have defaults that hold there).
 REQUIRED = {
     "FanOutFunction": {"OUTLET_QUEUE_URL", "STATE_TABLE_NAME"},
-    "WorkerFunction": {"DB_SECRET_ARN", "DB_HOST", "STATE_TABLE_NAME", "RAW_BUCKET"},
+    "WorkerFunction": {
+        "DB_SECRET_ARN",
+        "DB_HOST",
+        "STATE_TABLE_NAME",
+        "RAW_BUCKET",
+        "ARTICLE_QUEUE_URL",
+    },
+    "ExtractorFunction": {
+        "DB_SECRET_ARN",
+        "DB_HOST",
+        "STATE_TABLE_NAME",
+        "RAW_BUCKET",
+        "ARTICLE_QUEUE_URL",
+    },
     "ClusterFunction": {"DB_SECRET_ARN", "DB_HOST"},
     "MigrateFunction": {"DB_SECRET_ARN", "DB_HOST"},
 }
@@ -122,10 +146,13 @@ def test_each_function_has_an_event_file(template):
         assert (ROOT / "events" / f"{name.removesuffix('Function').lower()}.json").is_file()
 
 
-def test_layer_requirements_match_the_package():
-    requirements = (ROOT / "layers" / "common" / "requirements.txt").read_text().split()
+@pytest.mark.parametrize("layer", ["common", "extract"])
+def test_layer_requirements_match_the_package(layer):
+    requirements = (ROOT / "layers" / layer / "requirements.txt").read_text().split()
     pyproject = (ROOT / "pyproject.toml").read_text()
-    for requirement in (r for r in requirements if not r.startswith("#") and ">=" in r):
+    pinned = [r for r in requirements if not r.startswith("#") and ">=" in r]
+    assert pinned
+    for requirement in pinned:
         assert f'"{requirement}"' in pyproject, requirement
 
 
@@ -133,6 +160,7 @@ def test_collect_functions_do_not_import_the_numeric_stack():
     code = (
         "import sys\n"
         "import newsdesk_functions.collect.fanout, newsdesk_functions.collect.worker\n"
+        "import newsdesk_functions.extract.app\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'sklearn', 'numpy', 'scipy'})\n"
         "print(','.join(heavy))\n"
     )
@@ -270,15 +298,23 @@ class Round:
 @pytest.fixture
 def a_round(aws_env, database, serve, tmp_path, capsys) -> Round:
     """A round: the fan-out (one outlet silent for seven hours, one cooling down), a worker
-    with good, failing and breaker-skipped feeds, and a clustering pass over three copies of
-    one story."""
+    with good, failing and breaker-skipped feeds, the extractor over their article pages, and
+    a clustering pass over three outlets' articles of one story."""
+    pages = [
+        serve(
+            f"/view/{n}",
+            body=article_page("국회 예산안 통과", (BODY, *OTHER_BODIES)[n]),
+            content_type="text/html",
+        )
+        for n in range(3)
+    ]
     good = [
         serve(
             f"/{n}.xml",
             body=(
                 '<rss version="2.0"><channel><title>t</title>'
                 f"<item><title>[포토] 사진</title><link>https://example.test/p{n}</link></item>"
-                f"<item><title>국회 예산안 통과</title><link>https://example.test/{n}</link></item>"
+                f"<item><title>국회 예산안 통과</title><link>{pages[n]}</link></item>"
                 "</channel></rss>"
             ).encode(),
         )
@@ -307,8 +343,11 @@ def a_round(aws_env, database, serve, tmp_path, capsys) -> Round:
     try:
         invoke("fanout", load_event("fanout"), SOURCES_PATH=str(sources))
         outputs["FanOutFunction"] = capsys.readouterr().out
-        invoke("worker", worker_event([(u, "정치") for u in good] + [(u, "정치") for u in bad]))
+        event = worker_event([(u, "정치") for u in good] + [(u, "정치") for u in bad])
+        invoke("worker", event, **EXTRACT_ON)
         outputs["WorkerFunction"] = capsys.readouterr().out
+        assert [a["status"] for a in extract_all(aws_env)] == ["extract_ok"] * 3
+        outputs["ExtractorFunction"] = capsys.readouterr().out
         assert invoke("cluster", load_event("cluster"))["issues_created"] == 1
         outputs["ClusterFunction"] = capsys.readouterr().out
     finally:

@@ -37,7 +37,7 @@ import pytest
 from infra.transform import load
 from newsdesk_local.feedserver import FeedServer, Route
 from newsdesk_local.stack import AWS_PORT, CONTAINER_HOST, POSTGRES_PORT
-from tests.conftest import ROOT, load_event, served_bytes
+from tests.conftest import ROOT, article_page, load_event, served_bytes
 
 RESOLVED = ROOT / "build" / "sam-env.json"
 SOURCE_TEMPLATE = ROOT / "infra" / "template.yaml"
@@ -216,6 +216,7 @@ def test_every_function_runs_with_sams_environment_against_the_stack(
         "MigrateFunction",
         "FanOutFunction",
         "WorkerFunction",
+        "ExtractorFunction",
         "ClusterFunction",
     }
 
@@ -256,6 +257,25 @@ def test_every_function_runs_with_sams_environment_against_the_stack(
     (outlet,) = collected["outlets"]
     assert (outlet["stale"], outlet["feeds_attempted"], outlet["feeds_failed"]) == (False, 3, 0)
     assert outlet["new"] + outlet["duplicate"] > 0
+
+    # the extractor: events/extractor.json (the first article the worker stored and queued),
+    # its page served on 127.0.0.1
+    with FeedServer() as server:
+        event = load_event("extractor")
+        body = json.loads(event["Records"][0]["body"])
+        page = Route(article_page("국회 예산안 통과"), content_type="text/html")
+        body["url"] = server.add("/view/1", page)
+        event["Records"][0]["body"] = json.dumps(body, ensure_ascii=False)
+        extracted = run(
+            "ExtractorFunction",
+            event,
+            stack,
+            tmp_path,
+            FETCH_ALLOW_PRIVATE_NETWORKS="true",
+            EXTRACT_HOST_INTERVAL_SECONDS="0",
+        )
+    assert extracted["batchItemFailures"] == []
+    assert [a["status"] for a in extracted["articles"]] == ["extract_ok"]
 
     # the cluster function (an image), over what the worker stored
     clustered = run("ClusterFunction", load_event("cluster"), stack, tmp_path)

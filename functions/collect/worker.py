@@ -8,6 +8,7 @@ event source mapping ignores and `sam local invoke` and `newsdesk collect` show.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -16,7 +17,8 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from newsdesk.aws.clients import dynamodb_client, s3_client
+from newsdesk.aws.article_queue import ArticleQueue
+from newsdesk.aws.clients import dynamodb_client, s3_client, sqs_client
 from newsdesk.aws.metrics import add_outlet_metrics
 from newsdesk.aws.raw import RawStore
 from newsdesk.aws.state_table import StateTable
@@ -24,8 +26,11 @@ from newsdesk.collect.collector import CollectPolicy, OutletCollector
 from newsdesk.core.errors import NewsdeskError
 from newsdesk.core.messages import OutletMessage
 from newsdesk.core.settings import Settings
+from newsdesk.core.times import utc_now
+from newsdesk.extract.extractor import relay
 from newsdesk.storage.articles import ArticleStore
-from newsdesk.storage.database import database_from
+from newsdesk.storage.database import Database, database_from
+from newsdesk.storage.extractions import ExtractionStore
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -35,19 +40,33 @@ metrics = Metrics()
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
-def collector_from(settings: Settings, dynamodb: DynamoDBClient | None = None) -> OutletCollector:
-    return OutletCollector(
+@dataclass(frozen=True)
+class Worker:
+    collector: OutletCollector
+    outbox: tuple[ExtractionStore, ArticleQueue] | None  # None: extraction is off
+
+
+def worker_from(settings: Settings, dynamodb: DynamoDBClient | None = None) -> Worker:
+    database = database_from(settings)
+    collector = OutletCollector(
         CollectPolicy.from_settings(settings),
-        ArticleStore(database_from(settings)),
+        ArticleStore(database),
         StateTable(dynamodb or dynamodb_client(), settings.state_table_name),
         raw=RawStore(s3_client(), settings.raw_bucket) if settings.raw_bucket else None,
     )
+    return Worker(collector, _outbox(settings, database))
+
+
+def _outbox(settings: Settings, database: Database) -> tuple[ExtractionStore, ArticleQueue] | None:
+    if not (settings.extract_enabled and settings.article_queue_url):
+        return None
+    return ExtractionStore(database), ArticleQueue(sqs_client(), settings.article_queue_url)
 
 
 @functools.cache
-def container() -> OutletCollector:
+def container() -> Worker:
     """Built on the first invocation and kept for the container's life (its connection too)."""
-    return collector_from(Settings.from_env())
+    return worker_from(Settings.from_env())
 
 
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
@@ -57,17 +76,19 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
 
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
-def handle(
-    event: dict[str, Any], context: LambdaContext, collector: OutletCollector
-) -> dict[str, Any]:
-    record_handler = functools.partial(collect_record, collector=collector)
+def handle(event: dict[str, Any], context: LambdaContext, worker: Worker) -> dict[str, Any]:
+    record_handler = functools.partial(collect_record, collector=worker.collector)
     with processor(records=event["Records"], handler=record_handler, lambda_context=context):
         outcomes = processor.process()
     reports = [result for status, result, _ in outcomes if status == "success"]
     response = processor.response()
     metrics.add_metric("MessagesReceived", MetricUnit.Count, len(event["Records"]))
     metrics.add_metric("MessagesFailed", MetricUnit.Count, len(response["batchItemFailures"]))
-    return {**response, "outlets": reports}
+    relayed = 0
+    if worker.outbox is not None:  # the articles stored are queued for extraction
+        relayed = relay(*worker.outbox, utc_now())
+        metrics.add_metric("OutboxRelayed", MetricUnit.Count, relayed)
+    return {**response, "outlets": reports, "relayed": relayed}
 
 
 def collect_record(record: SQSRecord, collector: OutletCollector) -> dict[str, Any]:

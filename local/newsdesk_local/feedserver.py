@@ -4,6 +4,7 @@ that hang or trickle, with a count of the requests each path received."""
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +49,9 @@ class FeedServer:
         self.requests: Counter[str] = Counter()
         self.request_headers: dict[str, list[dict[str, str]]] = {}
         self.bytes_sent: Counter[str] = Counter()  # body bytes, per path
+        # (time.monotonic() when the request arrived, its Host header, path), in arrival
+        # order: pacing tests
+        self.request_log: list[tuple[float, str, str]] = []
         self.uploads: list[tuple[str, bytes]] = []  # PUT bodies, as a custom resource sends
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -119,6 +123,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _record(self) -> Route | None:
         """Count the request, keep its headers; the path's route."""
         with self.feeds._lock:
+            self.feeds.request_log.append((time.monotonic(), self.headers["Host"], self.path))
             self.feeds.requests[self.path] += 1
             self.feeds.request_headers.setdefault(self.path, []).append(dict(self.headers))
         return self.feeds.routes.get(self.path)

@@ -29,6 +29,7 @@ FUNNEL = {
     "DuplicatesByUrl": "duplicate_url",
     "DuplicatesByGuid": "duplicate_guid",
     "ArticlesDuplicate": "duplicate",
+    "ArticlesRevised": "revised",
     "ArticlesNew": "new",
     "BytesReceived": "bytes_received",
     "RawBodiesStored": "raw_bodies_stored",
@@ -58,3 +59,77 @@ def add_counts(metrics: Metrics, counts: Mapping[str, int]) -> None:
     """Counts by metric name, as the jobs' results give them (``metric_counts()``)."""
     for name, value in counts.items():
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+# The extraction funnel (issue 14): one metric per outcome, per named reason of an empty page
+# and of the errors an operator acts on, per copy key; named once here for the dashboard.
+EXTRACT_OUTCOMES = (
+    "extract_ok",
+    "extract_empty",
+    "extract_error",
+    "list_page",
+    "filtered_thin",
+    "deferred",
+    "repeated",
+)
+EXTRACT_REASONS = (
+    ("extract_empty", "js_rendered"),
+    ("extract_empty", "consent_wall"),
+    ("extract_empty", "paywall"),
+    ("extract_empty", "bot_challenge"),
+    ("extract_empty", "meta_refresh"),
+    ("extract_empty", "no_text"),
+    ("extract_error", "robots_disallowed"),
+    ("extract_error", "not_html"),
+    ("extract_error", "too_large"),
+)
+COPY_REASONS = (
+    "duplicate_by_canonical_url",
+    "duplicate_by_content_hash",
+    "duplicate_by_near_duplicate",
+)
+EXTRACT_METRICS = {
+    **{
+        "Pages" + _camel(outcome.removeprefix("extract_")).replace("Ok", "Extracted"): outcome
+        for outcome in EXTRACT_OUTCOMES
+    },
+    **{
+        "Pages" + _camel(outcome.removeprefix("extract_")) + _camel(reason): f"{outcome}:{reason}"
+        for outcome, reason in EXTRACT_REASONS
+    },
+    **{"Copies" + _camel(reason.removeprefix("duplicate_")): reason for reason in COPY_REASONS},
+    "CanonicalIgnored": "canonical_ignored",
+    "HostBreakerTrips": "host_breaker_tripped",
+}
+
+
+def article_counts(
+    status: str,
+    reason: str | None,
+    copy_reason: str | None,
+    canonical_ignored: bool,
+    host_tripped: bool,
+) -> dict[str, int]:
+    """One article's outcome as counts by EXTRACT_METRICS's keys."""
+    keys = {status, f"{status}:{reason}", copy_reason or ""}
+    if canonical_ignored:
+        keys.add("canonical_ignored")
+    if host_tripped:
+        keys.add("host_breaker_tripped")
+    return {name: int(key in keys) for name, key in EXTRACT_METRICS.items()}
+
+
+def add_article_metrics(
+    metrics: Metrics,
+    status: str,
+    reason: str | None,
+    copy_reason: str | None,
+    canonical_ignored: bool,
+    host_tripped: bool,
+) -> None:
+    counts = article_counts(status, reason, copy_reason, canonical_ignored, host_tripped)
+    add_counts(metrics, counts)

@@ -2,7 +2,8 @@
 kept in S3 so that a round that stored nothing can be explained and its bodies parsed again.
 
 Keys: ``<outlet>/<feed hash>/<YYYY-MM-DD>/<body sha-256>.xml.gz`` — an unchanged body is stored
-once a day, however often it is fetched.
+once a day, however often it is fetched. Article pages (the extraction stage) under
+``pages/<YYYY-MM-DD>/<article id>-r<revision>.html.gz``, read back by `newsdesk reextract`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 # Response headers worth keeping beside the body.
 KEPT_HEADERS = ("Content-Type", "ETag", "Last-Modified", "Cache-Control", "Content-Encoding")
+PAGES = "pages/"
 
 
 def feed_prefix(feed: Feed) -> str:
@@ -65,10 +67,37 @@ class RawStore:
                 raise RawStoreError(f"cannot check {key}: {e}") from e
         except BotoCoreError as e:
             raise RawStoreError(f"cannot check {key}: {e}") from e
-        metadata = {
+        described = {
             "source": quote(feed.source, safe=""),
             "feed-url": quote(feed.url, safe=""),
             "category": quote(feed.category, safe=""),
+        }
+        self._put(key, fetched, fetched_at, described)
+        return key, True
+
+    def put_page(
+        self, article_id: int, revision: int, fetched: FetchResult, fetched_at: datetime
+    ) -> str:
+        """Keep an article page's body (each revision's once: a repeat overwrites it)."""
+        key = f"{PAGES}{fetched_at:%Y-%m-%d}/{article_id}-r{revision}.html.gz"
+        self._put(key, fetched, fetched_at, {"article-id": str(article_id)})
+        return key
+
+    def page(self, key: str) -> RawBody:
+        """A page kept by ``put_page`` (its ``feed`` is a placeholder: pages have none)."""
+        try:
+            response: Any = self._client.get_object(Bucket=self._bucket, Key=key)
+            body = gzip.decompress(response["Body"].read())
+        except (BotoCoreError, ClientError, OSError) as e:
+            raise RawStoreError(f"cannot read {key}: {e}") from e
+        meta = {k: unquote(v) for k, v in response["Metadata"].items()}
+        return _body(key, Feed("", "", ""), meta, body)
+
+    def _put(
+        self, key: str, fetched: FetchResult, fetched_at: datetime, described: dict[str, str]
+    ) -> None:
+        metadata = {
+            **described,
             "fetched-at": format_time(fetched_at),
             "status": str(fetched.status),
             "final-url": quote(fetched.url, safe=""),
@@ -90,7 +119,6 @@ class RawStore:
             )
         except (BotoCoreError, ClientError) as e:
             raise RawStoreError(f"cannot store {key}: {e}") from e
-        return key, True
 
     def since(self, since: datetime) -> Iterator[RawBody]:
         """The bodies fetched at or after ``since``, oldest first."""
@@ -101,7 +129,8 @@ class RawStore:
                     Bucket=self._bucket
                 )
                 for item in page.get("Contents", [])
-                if item["Key"].split("/")[2] >= f"{since:%Y-%m-%d}"
+                if not item["Key"].startswith(PAGES)
+                and item["Key"].split("/")[2] >= f"{since:%Y-%m-%d}"
             ]
             bodies = [self._get(key) for key in keys]
         except (BotoCoreError, ClientError) as e:
@@ -114,15 +143,19 @@ class RawStore:
         response: Any = self._client.get_object(Bucket=self._bucket, Key=key)
         meta = {k: unquote(v) for k, v in response["Metadata"].items()}
         feed = Feed(meta["source"], meta["feed-url"], meta["category"])
-        headers = {
-            name: meta[f"h-{name.lower()}"] for name in KEPT_HEADERS if f"h-{name.lower()}" in meta
-        }
-        return RawBody(
-            key=key,
-            feed=feed,
-            fetched_at=parse_time(meta["fetched-at"]),
-            status=int(meta["status"]),
-            final_url=meta["final-url"],
-            headers=headers,
-            content=gzip.decompress(response["Body"].read()),
-        )
+        return _body(key, feed, meta, gzip.decompress(response["Body"].read()))
+
+
+def _body(key: str, feed: Feed, meta: dict[str, str], content: bytes) -> RawBody:
+    headers = {
+        name: meta[f"h-{name.lower()}"] for name in KEPT_HEADERS if f"h-{name.lower()}" in meta
+    }
+    return RawBody(
+        key=key,
+        feed=feed,
+        fetched_at=parse_time(meta["fetched-at"]),
+        status=int(meta["status"]),
+        final_url=meta["final-url"],
+        headers=headers,
+        content=content,
+    )

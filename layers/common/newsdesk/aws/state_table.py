@@ -1,10 +1,11 @@
 """The state table in DynamoDB: the schedule records (``newsdesk.core.schedule``) as items.
 
 Keys: ``pk = "outlet#<source>"``; ``sk = "feed#<url>"`` for a feed, ``sk = "outlet"`` for the
-outlet's breaker, so one Query reads everything about an outlet. Attributes are the records'
-fields by name: numbers as ``N``, flags as ``BOOL``, times and text as ``S`` (times as
-``newsdesk.core.times`` writes them); a field that is ``None`` is left out. Items written by any
-earlier release decode (tests/test_compatibility.py holds some).
+outlet's breaker, so one Query reads everything about an outlet; ``pk = "host#<host>"``
+and ``sk = "host"`` for a host the extractor fetches pages from (``newsdesk.core.hosts``).
+Attributes are the records' fields by name: numbers as ``N``, flags as ``BOOL``, times and
+text as ``S`` (times as ``newsdesk.core.times`` writes them); a field that is ``None`` is left
+out. Items written by any earlier release decode (tests/test_compatibility.py holds some).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from botocore.exceptions import BotoCoreError, ClientError
 
 from newsdesk.core.errors import StateError
+from newsdesk.core.hosts import HostState
 from newsdesk.core.schedule import BREAKER_CLOSED, FeedState, OutletState
 from newsdesk.core.times import format_time, parse_time
 
@@ -24,7 +26,8 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 OUTLET_SK = "outlet"
-R = TypeVar("R", FeedState, OutletState)
+HOST_SK = "host"
+R = TypeVar("R", FeedState, OutletState, HostState)
 # An outlet's breaker and its feeds' records by URL.
 OutletRecords = tuple[OutletState, dict[str, FeedState]]
 
@@ -37,12 +40,18 @@ def feed_key(url: str) -> str:
     return f"feed#{url}"
 
 
-def keys_of(record: FeedState | OutletState) -> dict[str, Any]:
+def host_key(host: str) -> str:
+    return f"host#{host}"
+
+
+def keys_of(record: FeedState | OutletState | HostState) -> dict[str, Any]:
+    if isinstance(record, HostState):
+        return {"pk": {"S": host_key(record.host)}, "sk": {"S": HOST_SK}}
     sort_key = feed_key(record.url) if isinstance(record, FeedState) else OUTLET_SK
     return {"pk": {"S": outlet_key(record.source)}, "sk": {"S": sort_key}}
 
 
-def to_item(record: FeedState | OutletState) -> dict[str, Any]:
+def to_item(record: FeedState | OutletState | HostState) -> dict[str, Any]:
     item = keys_of(record)
     for f in fields(record):
         value = getattr(record, f.name)
@@ -79,10 +88,13 @@ def from_item(kind: type[R], item: dict[str, Any]) -> R:
 def records(
     items: Iterable[dict[str, Any]],
 ) -> tuple[dict[str, OutletState], dict[str, list[FeedState]]]:
-    """Items as records: the outlets' breakers by source, and each outlet's feeds."""
+    """Items as records: the outlets' breakers by source, and each outlet's feeds (hosts'
+    items are not an outlet's: ``StateTable.hosts`` reads them)."""
     outlets: dict[str, OutletState] = {}
     feeds: dict[str, list[FeedState]] = {}
     for item in items:
+        if item["sk"]["S"] == HOST_SK:
+            continue
         if item["sk"]["S"] == OUTLET_SK:
             outlet = from_item(OutletState, item)
             outlets[outlet.source] = outlet
@@ -202,8 +214,34 @@ class StateTable:
         except BotoCoreError as e:
             raise StateError(f"cannot reset state of {source}: {e}") from e
 
-    def save(self, record: FeedState | OutletState) -> None:
+    def save(self, record: FeedState | OutletState | HostState) -> None:
+        name = record.host if isinstance(record, HostState) else record.source
         try:
             self._client.put_item(TableName=self._table, Item=to_item(record))
         except (BotoCoreError, ClientError) as e:
-            raise StateError(f"cannot save state of {record.source}: {e}") from e
+            raise StateError(f"cannot save state of {name}: {e}") from e
+
+    def host(self, host: str) -> HostState:
+        """The host's record (an empty one if it has none yet)."""
+        try:
+            item = self._client.get_item(
+                TableName=self._table,
+                Key={"pk": {"S": host_key(host)}, "sk": {"S": HOST_SK}},
+                ConsistentRead=True,
+            ).get("Item")
+        except (BotoCoreError, ClientError) as e:
+            raise StateError(f"cannot read state of host {host}: {e}") from e
+        return from_item(HostState, item) if item else HostState(host)
+
+    def hosts(self) -> list[HostState]:
+        """Every host's record (a Scan for the hosts' items), by name."""
+        try:
+            pages = self._client.get_paginator("scan").paginate(
+                TableName=self._table,
+                FilterExpression="sk = :host",
+                ExpressionAttributeValues={":host": {"S": HOST_SK}},
+            )
+            items = [item for page in pages for item in page.get("Items", [])]
+        except (BotoCoreError, ClientError) as e:
+            raise StateError(f"cannot read the hosts' state: {e}") from e
+        return sorted((from_item(HostState, item) for item in items), key=lambda h: h.host)

@@ -1,0 +1,467 @@
+"""The extraction stage (seed 001's third layer): one article queue message in, the page
+fetched politely, its text extracted and judged, its copy key looked up, the outcome stored.
+
+Politeness, per host (``newsdesk.core.hosts``): the article queue's message groups are hosts,
+so one extractor at a time works on a host; here each request waits until
+``EXTRACT_HOST_INTERVAL_SECONDS`` (or the host's robots.txt ``Crawl-delay``, up to a minute)
+have passed since the host's previous answer, whichever container had it; robots.txt is read
+once a day per host and its rules honoured; failures of the host's own (no answer, 5xx, 429)
+in a row open its breaker, and while it is open the host's articles wait in the outbox.
+
+Every page has an outcome with a reason (``newsdesk.extract.page``): a page that could not be
+had is ``extract_error``, recorded, and tried again later (up to ``EXTRACT_MAX_ATTEMPTS``) when
+the failure may pass. Only our own services' faults (PostgreSQL, DynamoDB, S3, SQS) raise, so
+that the SQS record fails and is delivered again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from aws_lambda_powertools import Logger
+from protego import Protego
+
+from newsdesk.aws.article_queue import ArticleQueue
+from newsdesk.aws.raw import RawStore
+from newsdesk.aws.state_table import StateTable
+from newsdesk.collect.collector import failure_class
+from newsdesk.collect.fetch import FetchPolicy, exception_chain, fetch
+from newsdesk.collect.urls import canonical_url
+from newsdesk.core.errors import FeedError, HTTPStatusError, NewsdeskError
+from newsdesk.core.fetched import FetchResult
+from newsdesk.core.hosts import ROBOTS_MISSING, ROBOTS_OK, ROBOTS_UNREACHABLE, HostState
+from newsdesk.core.messages import ArticleMessage
+from newsdesk.core.schedule import BREAKER_OPEN, BreakerPolicy
+from newsdesk.core.settings import Settings
+from newsdesk.core.times import format_time, local_time, utc_now
+from newsdesk.extract import page as judge
+from newsdesk.extract import similar
+from newsdesk.extract.text import decode_html, extract_text
+from newsdesk.storage.extractions import (
+    BY_CANONICAL_URL,
+    BY_CONTENT_HASH,
+    BY_NEAR_DUPLICATE,
+    Copies,
+    Extraction,
+    ExtractionStore,
+    OutboxRow,
+    PendingArticle,
+    Retry,
+)
+
+logger = Logger(child=True)
+
+EXTRACT_ERROR = "extract_error"
+DEFERRED = "deferred"  # not fetched now: the host cools down, or its robots.txt is unreadable
+REPEATED = "repeated"  # a message delivered again, or superseded by a newer revision
+ROBOTS_MAX_BYTES = 512 * 1024  # as Google reads at most
+ROBOTS_KEPT_CHARS = 256 * 1024  # what the host's item keeps (DynamoDB's items hold 400 KB)
+MAX_CRAWL_DELAY = 60.0
+# Failures that may pass: tried again later, and the host's own (its breaker counts them).
+PASSING = ("timeout", "connection", "http_5xx", "http_429")
+RELAY_LIMIT = 500
+
+
+@dataclass(frozen=True)
+class ExtractPolicy:
+    fetch: FetchPolicy
+    min_chars: int
+    host_interval_seconds: float
+    host_max_failures: int
+    max_attempts: int
+    retry_after: timedelta  # the first retry's delay, doubling per attempt
+    breaker: BreakerPolicy
+    retention: timedelta
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ExtractPolicy:
+        period = timedelta(seconds=settings.collect_period_seconds)
+        fetch_policy = replace(
+            FetchPolicy.from_settings(settings), max_bytes=settings.extract_max_bytes
+        )
+        return cls(
+            fetch=fetch_policy,
+            min_chars=settings.extract_min_chars or judge.DEFAULT_MIN_CHARS,
+            host_interval_seconds=settings.extract_host_interval_seconds,
+            host_max_failures=settings.extract_host_max_failures,
+            max_attempts=settings.extract_max_attempts,
+            retry_after=period,
+            breaker=BreakerPolicy(cooldown=period),
+            retention=timedelta(days=settings.article_text_retention_days),
+        )
+
+
+@dataclass
+class ArticleReport:
+    """One message's outcome, as the handler returns it and the command line prints it."""
+
+    article_id: int
+    revision: int
+    url: str
+    host: str
+    status: str  # an outcome of newsdesk.extract.page, extract_error, deferred or repeated
+    reason: str | None = None
+    chars: int = 0
+    copy_of: int | None = None
+    copy_reason: str | None = None
+    canonical_ignored: str | None = None
+    source: str = ""
+    title: str = ""
+    retry_at: str | None = None
+    host_breaker_tripped: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def outcome(self, zone: tzinfo = UTC) -> str:
+        """The outcome in words: ``ok 812 chars, copy of #3 (duplicate_by_content_hash)``."""
+        status = self.status.removeprefix("extract_").replace("filtered_", "").replace("_", " ")
+        if self.status == DEFERRED:
+            until = local_time(self.retry_at, zone) if self.retry_at else "later"
+            return f"waiting until {until} ({self.reason})"
+        words = status
+        if self.chars and self.status in ("extract_ok", "filtered_thin"):
+            words += f" {self.chars} chars"
+        if self.reason:
+            words += f" ({self.reason})"
+        if self.retry_at:
+            words += f", tried again after {local_time(self.retry_at, zone)}"
+        if self.copy_of is not None:
+            words += f", copy of #{self.copy_of} ({self.copy_reason})"
+        return words
+
+    def line(self, zone: tzinfo = UTC) -> str:
+        return f"Article: {self.source} | #{self.article_id} {self.outcome(zone)} | {self.title}"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ArticleReport:
+        return cls(**data)
+
+
+class PageExtractor:
+    def __init__(
+        self,
+        policy: ExtractPolicy,
+        store: ExtractionStore,
+        states: StateTable,
+        raw: RawStore | None = None,
+        clock: Callable[[], datetime] = utc_now,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._policy = policy
+        self._store = store
+        self._states = states
+        self._raw = raw
+        self._clock = clock
+        self._sleep = sleep
+        # parsed robots.txt rules, per host and the time they were read, for the container
+        self._robots: dict[tuple[str, datetime | None], Protego] = {}
+
+    def extract(self, message: ArticleMessage) -> ArticleReport:
+        report = ArticleReport(message.article_id, message.revision, message.url, message.host, "")
+        article = self._store.pending(message.article_id, message.revision)
+        if article is None:
+            report.status = REPEATED
+            return report
+        report.source, report.title = article.source, article.title
+        host = self._states.host(message.host)
+        at = self._clock()
+        if host.breaker_at(at) == BREAKER_OPEN:
+            self._defer(article, report, host.open_until or at, "host_cooling", counted=False)
+            return report
+        rules = self._rules(host, message.url)
+        if rules is None:  # robots.txt unreachable: nothing may be fetched for now
+            self._host_failed(host, report, "robots.txt could not be read")
+            self._retry_or_fail(article, report, "robots_unreachable")
+            self._states.save(host)
+            return report
+        if not rules.can_fetch(message.url, self._policy.fetch.user_agent):
+            report.status, report.reason = EXTRACT_ERROR, "robots_disallowed"
+            self._record(article, report)
+            self._states.save(host)
+            return report
+        self._pace(host, rules)
+        try:
+            fetched = fetch(message.url, self._policy.fetch)
+        except FeedError as e:
+            self._fetch_failed(article, report, host, e)
+        else:
+            host.succeeded()
+            self._page(article, report, fetched)
+        finally:
+            host.requested(self._clock())
+        self._states.save(host)
+        return report
+
+    # --- politeness ----------------------------------------------------------------------
+
+    def _rules(self, host: HostState, url: str) -> Protego | None:
+        """The host's robots.txt rules (read when the cached copy is a day old); None while it
+        cannot be read."""
+        at = self._clock()
+        if not host.robots_fresh(at) or (
+            host.robots_status == ROBOTS_UNREACHABLE and not self._retry_due(host, at)
+        ):
+            self._read_robots(host, url)
+        if host.robots_status == ROBOTS_UNREACHABLE:
+            return None
+        key = (host.host, host.robots_fetched_at)
+        if key not in self._robots:
+            self._robots[key] = Protego.parse(host.robots_txt or "")
+        return self._robots[key]
+
+    def _retry_due(self, host: HostState, at: datetime) -> bool:
+        fetched = host.robots_fetched_at
+        return fetched is not None and at - fetched < self._policy.retry_after
+
+    def _read_robots(self, host: HostState, url: str) -> None:
+        robots_url = _robots_url(url)
+        self._pace(host, None)
+        policy = replace(self._policy.fetch, max_bytes=ROBOTS_MAX_BYTES)
+        try:
+            fetched = fetch(robots_url, policy)
+        except HTTPStatusError as e:
+            passing = e.status >= 500 or e.status == 429
+            host.robots_status = ROBOTS_UNREACHABLE if passing else ROBOTS_MISSING
+            host.robots_txt = None
+        except FeedError as e:
+            # unanswered, or refused by the private-network guard (the page would be too)
+            blocked = e.reason == "blocked_address"
+            host.robots_status = ROBOTS_MISSING if blocked else ROBOTS_UNREACHABLE
+            host.robots_txt = None
+        else:
+            host.robots_status = ROBOTS_OK
+            text = fetched.content.decode("utf-8", errors="replace")
+            host.robots_txt = text[:ROBOTS_KEPT_CHARS]
+        finally:
+            host.requested(self._clock())
+        host.robots_fetched_at = self._clock()
+        logger.info(
+            "robots.txt read",
+            extra={"host": host.host, "robots": host.robots_status, "url": robots_url},
+        )
+
+    def _pace(self, host: HostState, rules: Protego | None) -> None:
+        interval = self._policy.host_interval_seconds
+        if rules is not None:
+            delay = rules.crawl_delay(self._policy.fetch.user_agent)
+            if delay:
+                interval = max(interval, min(float(delay), MAX_CRAWL_DELAY))
+        if host.last_request_at is None:
+            return
+        wait = (host.last_request_at - self._clock()).total_seconds() + interval
+        if wait > 0:
+            self._sleep(wait)
+
+    def _host_failed(self, host: HostState, report: ArticleReport, error: str) -> None:
+        at = self._clock()
+        if host.failed(at, error, self._policy.host_max_failures, self._policy.breaker):
+            report.host_breaker_tripped = True
+            logger.warning(
+                "host breaker open: its pages wait",
+                extra={
+                    "host": host.host,
+                    "breaker": BREAKER_OPEN,
+                    "open_until": format_time(host.open_until or at),
+                    "trips": host.trips,
+                    "error": error,
+                },
+            )
+
+    # --- outcomes ------------------------------------------------------------------------
+
+    def _fetch_failed(
+        self, article: PendingArticle, report: ArticleReport, host: HostState, error: FeedError
+    ) -> None:
+        kind = failure_class(error)
+        if isinstance(error, HTTPStatusError):
+            reason = f"http_{error.status}"
+            kind = "http_429" if error.status == 429 else kind
+        else:
+            reason = {"blocked": "blocked_address"}.get(kind, kind)
+        logger.warning(
+            "page failed",
+            extra={
+                "article_id": article.id,
+                "url": article.url,
+                "reason": reason,
+                "error": str(error),
+                "detail": error.detail or exception_chain(error),
+            },
+        )
+        if kind in PASSING:
+            self._host_failed(host, report, str(error))
+            self._retry_or_fail(article, report, reason)
+        else:
+            host.succeeded()  # the host answered
+            report.status, report.reason = EXTRACT_ERROR, reason
+            self._record(article, report)
+
+    def _retry_or_fail(self, article: PendingArticle, report: ArticleReport, reason: str) -> None:
+        report.status, report.reason = EXTRACT_ERROR, reason
+        attempts = article.attempts + 1
+        if attempts >= self._policy.max_attempts:
+            self._record(article, report)
+            return
+        not_before = self._clock() + self._policy.retry_after * (2 ** (attempts - 1))
+        report.retry_at = format_time(not_before)
+        self._record(article, report, retry=Retry(not_before, attempts))
+
+    def _defer(
+        self,
+        article: PendingArticle,
+        report: ArticleReport,
+        until: datetime,
+        reason: str,
+        counted: bool,
+    ) -> None:
+        report.status, report.reason, report.retry_at = DEFERRED, reason, format_time(until)
+        attempts = article.attempts + 1 if counted else article.attempts
+        self._store.defer(article.id, article.revision, Retry(until, attempts))
+
+    def _page(self, article: PendingArticle, report: ArticleReport, fetched: FetchResult) -> None:
+        at = self._clock()
+        raw_key = None
+        if self._raw is not None:
+            raw_key = self._raw.put_page(article.id, article.revision, fetched, at)
+        self.judge(
+            article,
+            report,
+            fetched.content,
+            fetched.content_type,
+            fetched.url,
+            fetched.status,
+            raw_key,
+        )
+
+    def judge(
+        self,
+        article: PendingArticle,
+        report: ArticleReport,
+        content: bytes,
+        content_type: str | None,
+        final_url: str,
+        http_status: int,
+        raw_key: str | None,
+    ) -> None:
+        """Extract, judge, find the copy key, and record: from the page's bytes (fetched now,
+        or read back from the raw layer by `newsdesk reextract`)."""
+        base = Extraction(
+            article.id,
+            article.revision,
+            "",
+            None,
+            0,
+            self._clock(),
+            http_status=http_status,
+            final_url=final_url,
+            raw_key=raw_key,
+        )
+        if not judge.is_html(content_type, content):
+            report.status, report.reason = EXTRACT_ERROR, "not_html"
+            self._store.record(replace(base, status=EXTRACT_ERROR, reason="not_html"))
+            return
+        try:
+            page = decode_html(content)
+            extracted = extract_text(page, final_url)
+        except Exception:  # a page no one expected must not fail the record forever
+            logger.exception("extraction failed", extra={"article_id": article.id})
+            report.status, report.reason = EXTRACT_ERROR, "extract_failed"
+            self._store.record(replace(base, status=EXTRACT_ERROR, reason="extract_failed"))
+            return
+        min_chars = article.min_chars if article.min_chars is not None else self._policy.min_chars
+        verdict = judge.judge_page(page, extracted, final_url, min_chars)
+        kept, ignored = judge.sane_canonical(extracted.canonical_url, final_url)
+        page_key = canonical_url(kept or final_url)
+        # the text of an article, or of a short one; of a wall or a list, nothing worth keeping
+        kept_text = verdict.status in (judge.EXTRACT_OK, judge.FILTERED_THIN)
+        text = (extracted.text or None) if kept_text else None
+        extraction = replace(
+            base,
+            status=verdict.status,
+            reason=verdict.reason,
+            chars=verdict.chars,
+            text=text,
+            page_canonical=extracted.canonical_url,
+            canonical_ignored=ignored,
+            page_key=page_key,
+            page_title=extracted.title,
+            og_title=extracted.og_title,
+            page_published=extracted.published,
+            author=extracted.author,
+            language=extracted.language,
+        )
+        sketch: list[int] = []
+        copies = None
+        if verdict.status == judge.EXTRACT_OK and text:
+            extraction = replace(extraction, content_hash=similar.content_hash(text))
+            sketch = similar.sketch(text)
+            copies = self._copies(article, extraction, sketch)
+        extraction = self._store.record(extraction, sketch, copies=copies)
+        report.status, report.reason, report.chars = verdict.status, verdict.reason, verdict.chars
+        report.copy_of, report.copy_reason = extraction.copy_of, extraction.copy_reason
+        report.canonical_ignored = ignored
+
+    def _copies(
+        self, article: PendingArticle, extraction: Extraction, sketch: list[int]
+    ) -> Copies | None:
+        """The other articles the first key that finds any finds: the page's own canonical
+        URL (or final URL) another article's, the same text, a near-copy of the text."""
+        if extraction.page_key and extraction.page_key != article.canonical_url:
+            found = self._store.by_key(article.id, extraction.page_key)
+            if found:
+                return Copies(found, BY_CANONICAL_URL)
+        if extraction.content_hash:
+            found = self._store.by_hash(article.id, extraction.content_hash)
+            if found:
+                return Copies(found, BY_CONTENT_HASH)
+        candidates = self._store.near_candidates(article.id, sketch, similar.MIN_SHARED)
+        near = {
+            other
+            for other, values in candidates.items()
+            if similar.similarity(sketch, values) >= similar.NEAR_DUPLICATE_THRESHOLD
+        }
+        return Copies(near, BY_NEAR_DUPLICATE) if near else None
+
+    def _record(
+        self, article: PendingArticle, report: ArticleReport, retry: Retry | None = None
+    ) -> None:
+        """An outcome without a page (an error): recorded, or recorded and tried again."""
+        extraction = Extraction(
+            article.id, article.revision, report.status, report.reason, 0, self._clock()
+        )
+        self._store.record(extraction, retry=retry)
+
+
+def _robots_url(url: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "/robots.txt", "", ""))
+
+
+def relay(store: ExtractionStore, queue: ArticleQueue, at: datetime) -> int:
+    """Send the outbox's due rows to the article queue (all of them, ``RELAY_LIMIT`` a
+    transaction); return how many went. A send that fails leaves the rest for the next relay
+    and raises nothing: what is stored is stored, and the outbox keeps what is not sent."""
+
+    def send(rows: list[OutboxRow]) -> list[OutboxRow]:
+        by_message = {ArticleMessage(r.article_id, r.revision, r.url, r.attempts): r for r in rows}
+        return [by_message[m] for m in queue.send(list(by_message))]
+
+    total = 0
+    try:
+        while True:
+            sent = store.relay(send, at, RELAY_LIMIT)
+            total += sent
+            if sent < RELAY_LIMIT:
+                return total
+    except NewsdeskError as e:
+        logger.warning(
+            "outbox relay stopped; the next relay sends the rest",
+            extra={"error": str(e), "sent": total},
+        )
+        return total

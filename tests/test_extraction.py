@@ -1,0 +1,444 @@
+"""The extraction stage end to end: the worker stores articles and queues them through the
+outbox, the extractor (in-process, with the template's environment) fetches their pages from
+the loopback server, and every outcome lands in PostgreSQL with its reason."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape
+
+import pytest
+
+from newsdesk.aws.state_table import StateTable
+from newsdesk.core.times import utc_now
+from newsdesk.storage.extractions import ExtractionStore
+from newsdesk_local.driver import drain_extractor
+from newsdesk_local.feedserver import Route
+from tests.conftest import (
+    BODY,
+    EXTRACT_ON,
+    OTHER_BODIES,
+    article_page,
+    container,
+    extract_all,
+    invoke,
+    worker_event,
+)
+
+ARTICLE_QUEUE = "ArticleQueue"
+
+
+def rss(items: list[tuple[str, str]], published: datetime | None = None) -> bytes:
+    """A feed of ``(title, link)`` items, published an hour ago."""
+    at = format_datetime(published or utc_now() - timedelta(hours=1))
+    entries = "".join(
+        f"<item><title>{escape(t)}</title><link>{escape(u)}</link><guid>{escape(u)}</guid>"
+        f"<pubDate>{at}</pubDate></item>"
+        for t, u in items
+    )
+    return (
+        '<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>t</title>'
+        f"<link>http://127.0.0.1/</link><description>d</description>{entries}</channel></rss>"
+    ).encode()
+
+
+@pytest.fixture
+def extractor(aws_env: Any) -> Callable[..., list[dict[str, Any]]]:
+    """extractor(**env) drains the article queue and returns every article's report."""
+    return lambda **env: extract_all(aws_env, **env)
+
+
+def collect(
+    serve: Callable[..., str], items: list[tuple[str, str]], path: str = "/f.xml", **env: str
+) -> dict[str, Any]:
+    """One worker invocation for a feed of ``items`` (on demand: fetched every time)."""
+    event = worker_event([(serve(path, body=rss(items)), "정치")], ignore_schedule=True)
+    return invoke("worker", event, **{**EXTRACT_ON, **env})
+
+
+def extraction(database: Any, article_id: int) -> dict[str, Any]:
+    with database.transaction() as cursor:
+        cursor.execute(
+            "SELECT status, reason, chars, copy_of, copy_reason, raw_key, text IS NOT NULL"
+            " FROM article_extraction WHERE article_id = %s",
+            (article_id,),
+        )
+        row = cursor.fetchone()
+    keys = ("status", "reason", "chars", "copy_of", "copy_reason", "raw_key", "has_text")
+    return dict(zip(keys, row, strict=True)) if row else {}
+
+
+def outbox(database: Any) -> list[tuple[Any, ...]]:
+    with database.transaction() as cursor:
+        cursor.execute(
+            "SELECT article_id, revision, attempts, sent_at IS NOT NULL FROM extraction_outbox"
+            " ORDER BY article_id, revision"
+        )
+        return list(cursor.fetchall())
+
+
+def article_ids(database: Any) -> dict[str, int]:
+    with database.transaction() as cursor:
+        cursor.execute("SELECT origin_url, id FROM raw_article")
+        return dict(cursor.fetchall())
+
+
+# --- the outbox ------------------------------------------------------------------------------
+
+
+def test_new_articles_are_queued_in_the_insert_transaction_and_relayed(aws_env, database, serve):
+    # GIVEN a feed of two articles on the loopback host
+    urls = [
+        serve(f"/view/{i}", body=article_page(f"기사 {i}"), content_type="text/html")
+        for i in (1, 2)
+    ]
+    # WHEN the worker collects it
+    response = collect(serve, [("국회 예산안 통과", urls[0]), ("여야 협상 결렬", urls[1])])
+    # THEN both are stored, each with an outbox row, relayed (sent) to the article queue,
+    # one message per article in the host's message group
+    assert response["relayed"] == 2
+    assert [(r[1], r[2], r[3]) for r in outbox(database)] == [(0, 0, True), (0, 0, True)]
+    messages = aws_env.client("sqs").receive_message(
+        QueueUrl=aws_env.queue_url(ARTICLE_QUEUE),
+        MaxNumberOfMessages=10,
+        AttributeNames=["MessageGroupId"],
+    )["Messages"]
+    assert {m["Attributes"]["MessageGroupId"] for m in messages} == {"127.0.0.1"}
+
+
+def test_a_crash_between_the_commit_and_the_send_loses_no_article(
+    aws_env, database, serve, extractor
+):
+    # GIVEN a worker whose article queue does not exist (the send fails after the commit)
+    url = serve("/view/1", body=article_page("기사"), content_type="text/html")
+    missing = aws_env.queue_url(ARTICLE_QUEUE).replace("articles.fifo", "gone.fifo")
+    first = collect(serve, [("국회 예산안 통과", url)], ARTICLE_QUEUE_URL=missing)
+    # THEN the article is stored and its row waits unsent
+    assert (first["outlets"][0]["new"], first["relayed"]) == (1, 0)
+    assert [r[3] for r in outbox(database)] == [False]
+    # WHEN the message is delivered again (the worker's record counts it duplicate)
+    again = collect(serve, [("국회 예산안 통과", url)])
+    # THEN the redelivery's relay sends the waiting row, and the page is extracted
+    assert (again["outlets"][0]["new"], again["relayed"]) == (0, 1)
+    (report,) = extractor()
+    assert report["status"] == "extract_ok"
+
+
+def test_the_same_article_message_twice_records_it_once(aws_env, database, serve, extractor):
+    url = serve("/view/1", body=article_page("기사"), content_type="text/html")
+    collect(serve, [("국회 예산안 통과", url)])
+    sqs = aws_env.client("sqs")
+    body = sqs.receive_message(QueueUrl=aws_env.queue_url(ARTICLE_QUEUE))["Messages"][0]["Body"]
+    sqs.purge_queue(QueueUrl=aws_env.queue_url(ARTICLE_QUEUE))
+    event = {"Records": [_record(body, "1"), _record(body, "2")]}
+    handler = container("extract", **EXTRACT_ON)
+    first = handler(event)
+    # THEN the first delivery extracted it, the second found it done, and the page was
+    # fetched once
+    assert [a["status"] for a in first["articles"]] == ["extract_ok", "repeated"]
+    assert handler(event)["articles"][0]["status"] == "repeated"
+    assert outbox(database) == []
+
+
+def _record(body: str, message_id: str) -> dict[str, Any]:
+    return {
+        "messageId": message_id,
+        "receiptHandle": message_id,
+        "body": body,
+        "attributes": {"MessageGroupId": "127.0.0.1", "ApproximateReceiveCount": "1"},
+        "messageAttributes": {},
+        "md5OfBody": "",
+        "eventSource": "aws:sqs",
+        "eventSourceARN": "arn:aws:sqs:ap-northeast-2:123456789012:newsdesk-articles.fifo",
+        "awsRegion": "ap-northeast-2",
+    }
+
+
+def test_extraction_off_queues_nothing(aws_env, database, serve):
+    url = serve("/view/1", body=article_page("기사"), content_type="text/html")
+    response = collect(serve, [("국회 예산안 통과", url)], EXTRACT_ENABLED="false")
+    assert response["outlets"][0]["new"] == 1
+    assert outbox(database) == []
+
+
+# --- outcomes -----------------------------------------------------------------------------
+
+
+def test_an_article_page_is_extracted_and_kept_in_the_raw_layer(
+    aws_env, database, serve, extractor
+):
+    url = serve("/view/1", body=article_page("국회 예산안 통과"), content_type="text/html")
+    collect(serve, [("국회 예산안 통과", url)])
+    (report,) = extractor()
+    stored = extraction(database, report["article_id"])
+    assert stored["status"] == "extract_ok"
+    assert stored["has_text"]
+    assert stored["chars"] > 200
+    assert stored["copy_of"] is None
+    raw = aws_env.client("s3").get_object(
+        Bucket=aws_env.function_env("ExtractorFunction")["RAW_BUCKET"], Key=stored["raw_key"]
+    )
+    assert gzip.decompress(raw["Body"].read()) == article_page("국회 예산안 통과")
+
+
+@pytest.mark.parametrize(
+    ("route", "status", "reason"),
+    [
+        (Route(b"%PDF-1.7 ...", content_type="application/pdf"), "extract_error", "not_html"),
+        (Route(b"gone", 404, "text/html"), "extract_error", "http_404"),
+        (Route(b"x" * 3_000_000, content_type="text/html"), "extract_error", "too_large"),
+        (
+            Route(
+                article_page("짧은 기사", ("1일 오전 서울 여의도 국회에서 본회의가 열리고 있다.",)),
+                content_type="text/html",
+            ),
+            "filtered_thin",
+            None,
+        ),
+    ],
+    ids=["not-html", "http-404", "too-large", "thin"],
+)
+def test_each_page_that_gives_no_article_has_its_outcome(
+    aws_env, database, feed_server, serve, extractor, route, status, reason
+):
+    url = feed_server.add("/view/1", route)
+    collect(serve, [("국회 예산안 통과", url)])
+    (report,) = extractor()
+    assert (report["status"], report["reason"]) == (status, reason)
+    assert extraction(database, report["article_id"])["status"] == status
+    assert outbox(database) == []  # a final outcome: not tried again
+
+
+PAGES = Path(__file__).parent / "pages"
+
+
+@pytest.mark.parametrize(
+    ("name", "status", "reason"),
+    [
+        ("article_utf8.html", "extract_ok", None),
+        ("article_euckr_meta.html", "extract_ok", None),
+        ("js_only.html", "extract_empty", "js_rendered"),
+        ("consent_wall.html", "extract_empty", "consent_wall"),
+        ("paywall.html", "extract_empty", "paywall"),
+        ("bot_challenge.html", "extract_empty", "bot_challenge"),
+        ("photo_caption.html", "filtered_thin", None),
+        ("section_politics.html", "list_page", "link_list"),
+    ],
+)
+def test_each_kind_of_page_is_judged_through_the_extractor(
+    aws_env, database, serve, extractor, name, status, reason
+):
+    url = serve("/view/20261201000001", body=(PAGES / name).read_bytes(), content_type="text/html")
+    collect(serve, [("국회 예산안 통과", url)])
+    (report,) = extractor()
+    assert (report["status"], report["reason"]) == (status, reason)
+    assert extraction(database, report["article_id"])["status"] == status
+
+
+def test_an_article_that_redirects_to_the_home_page_is_a_list_page(
+    aws_env, database, serve, extractor
+):
+    home = serve("/", body=(PAGES / "section_politics.html").read_bytes(), content_type="text/html")
+    url = serve("/view/1", status=302, body=b"", headers=(("Location", home),))
+    collect(serve, [("삭제된 기사", url)])
+    (report,) = extractor()
+    assert (report["status"], report["reason"]) == ("list_page", "site_root")
+
+
+def test_an_outlet_that_turns_extraction_off_queues_nothing(aws_env, database, serve):
+    url = serve("/view/1", body=article_page("기사"), content_type="text/html")
+    body = worker_event([(serve("/f.xml", body=rss([("기사", url)])), "정치")])
+    message = json.loads(body["Records"][0]["body"])
+    message["feeds"][0]["extract"] = False
+    body["Records"][0]["body"] = json.dumps(message, ensure_ascii=False)
+    assert invoke("worker", body, **EXTRACT_ON)["outlets"][0]["new"] == 1
+    assert outbox(database) == []
+
+
+def test_robots_disallow_is_honoured_and_the_page_never_requested(
+    aws_env, database, feed_server, serve, extractor
+):
+    serve("/robots.txt", body=b"User-agent: *\nDisallow: /view/\n", content_type="text/plain")
+    url = serve("/view/1", body=article_page("기사"), content_type="text/html")
+    allowed = serve(
+        "/story/20261201000002", body=article_page("다른 기사"), content_type="text/html"
+    )
+    collect(serve, [("국회 예산안 통과", url), ("여야 협상 결렬", allowed)])
+    reports = {r["url"]: r for r in extractor()}
+    assert (reports[url]["status"], reports[url]["reason"]) == (
+        "extract_error",
+        "robots_disallowed",
+    )
+    assert reports[allowed]["status"] == "extract_ok"
+    assert feed_server.requests["/view/1"] == 0
+    assert feed_server.requests["/robots.txt"] == 1  # cached for the host
+
+
+def test_a_failing_host_opens_its_breaker_and_its_pages_wait(
+    aws_env, database, feed_server, serve, extractor
+):
+    # GIVEN a host whose pages answer 503, three failures opening its breaker
+    urls = [
+        serve(f"/view/{i}", status=503, body=b"busy", content_type="text/html") for i in range(5)
+    ]
+    collect(serve, [(f"기사 {i}", u) for i, u in enumerate(urls)])
+    reports = extractor(EXTRACT_HOST_MAX_FAILURES="3")
+    # THEN three pages were tried (and wait for a retry), the rest wait for the host, unfetched
+    statuses = [(r["status"], r["reason"]) for r in sorted(reports, key=lambda r: r["article_id"])]
+    assert statuses == [("extract_error", "http_503")] * 3 + [("deferred", "host_cooling")] * 2
+    assert sum(feed_server.requests[f"/view/{i}"] for i in range(5)) == 3
+    host = StateTable(aws_env.client("dynamodb"), "newsdesk-state").host("127.0.0.1")
+    assert (host.breaker, host.consecutive_failures) == ("open", 3)
+    # and every article's row is still in the outbox, unsent, for later
+    assert [r[3] for r in outbox(database)] == [False] * 5
+
+
+def test_requests_to_one_host_are_paced(aws_env, database, feed_server, serve, extractor):
+    urls = [
+        serve(f"/view/{i}", body=article_page(f"기사 {i}"), content_type="text/html")
+        for i in range(3)
+    ]
+    collect(serve, [(f"기사 {i}", u) for i, u in enumerate(urls)])
+    extractor(EXTRACT_HOST_INTERVAL_SECONDS="0.2")
+    # THEN the server saw each page request at least the interval after the one before
+    log = feed_server.request_log
+    arrivals = [t for t, _, path in log if path.startswith(("/view/", "/robots"))]
+    assert len(arrivals) == 4  # robots.txt, then the three pages
+    assert all(b - a >= 0.2 for a, b in itertools.pairwise(arrivals))
+
+
+# --- copies --------------------------------------------------------------------------------
+
+
+def test_the_same_text_under_another_url_is_a_copy_by_content_hash(
+    aws_env, database, serve, extractor
+):
+    first = serve("/view/1", body=article_page("국회 예산안 통과"), content_type="text/html")
+    second = serve(
+        "/other/7", body=article_page("[종합] 국회 예산안 통과"), content_type="text/html"
+    )
+    collect(serve, [("국회 예산안 통과", first)], path="/a.xml")
+    extractor()
+    collect(serve, [("예산안 국회 통과", second)], path="/b.xml")
+    (report,) = extractor()
+    ids = article_ids(database)
+    assert (report["copy_of"], report["copy_reason"]) == (ids[first], "duplicate_by_content_hash")
+
+
+def test_the_original_is_the_one_published_first_whichever_came_first(
+    aws_env, database, serve, extractor
+):
+    # GIVEN a republished copy collected and extracted before the agency's own article
+    now = utc_now()
+    agency = serve("/view/1", body=article_page("국회 예산안 통과"), content_type="text/html")
+    reprint = serve("/other/7", body=article_page("국회 예산안 통과"), content_type="text/html")
+    body = rss([("국회 예산안 통과", reprint)], published=now - timedelta(minutes=20))
+    invoke("worker", worker_event([(serve("/b.xml", body=body), "정치")]), **EXTRACT_ON)
+    assert extractor()[0]["copy_of"] is None  # nothing to copy yet
+    # WHEN the agency's article, published ten minutes before it, arrives
+    body = rss([("국회 예산안 통과", agency)], published=now - timedelta(minutes=30))
+    invoke("worker", worker_event([(serve("/a.xml", body=body), "정치")]), **EXTRACT_ON)
+    (report,) = extractor()
+    # THEN the agency's is the original and the reprint its copy
+    ids = article_ids(database)
+    assert report["copy_of"] is None
+    assert extraction(database, ids[reprint])["copy_of"] == ids[agency]
+    assert extraction(database, ids[reprint])["copy_reason"] == "duplicate_by_content_hash"
+
+
+def test_a_page_whose_canonical_is_a_stored_article_is_a_copy_by_canonical_url(
+    aws_env, database, serve, extractor
+):
+    first = serve("/view/1", body=article_page("국회 예산안 통과"), content_type="text/html")
+    collect(serve, [("국회 예산안 통과", first)], path="/a.xml")
+    extractor()
+    other = ("다른 문단입니다. " * 40,)
+    second = serve(
+        "/m/view/1",
+        body=article_page("국회 예산안 통과", other, canonical=first),
+        content_type="text/html",
+    )
+    collect(serve, [("예산안 국회 통과", second)], path="/b.xml")
+    (report,) = extractor()
+    ids = article_ids(database)
+    assert (report["copy_of"], report["copy_reason"]) == (ids[first], "duplicate_by_canonical_url")
+
+
+def test_a_wire_copy_with_another_lead_is_a_near_duplicate(aws_env, database, serve, extractor):
+    first = serve("/view/1", body=article_page("국회 예산안 통과"), content_type="text/html")
+    # another lead sentence and dateline before the agency's text, its last paragraph dropped
+    lead = "(서울=뉴스1) 김철수 기자 = 여야가 막판 협상 끝에 내년 나라 살림에 합의했다. "
+    copied = (lead + BODY[0], BODY[1])
+    second = serve(
+        "/other/7", body=article_page("국회 예산안 통과", copied), content_type="text/html"
+    )
+    collect(serve, [("국회 예산안 통과", first)], path="/a.xml")
+    extractor()
+    collect(serve, [("예산안 국회 통과", second)], path="/b.xml")
+    (report,) = extractor()
+    ids = article_ids(database)
+    assert (report["copy_of"], report["copy_reason"]) == (ids[first], "duplicate_by_near_duplicate")
+
+
+# --- revisions and retention ---------------------------------------------------------------
+
+
+def test_a_changed_title_is_a_revision_and_the_page_is_extracted_again(
+    aws_env, database, feed_server, serve, extractor
+):
+    url = serve("/view/1", body=article_page("국회 예산안 통과"), content_type="text/html")
+    collect(serve, [("[1보] 국회 예산안 통과", url)])
+    extractor()
+    feed_server.add(
+        "/view/1", Route(article_page("[종합] 국회 예산안 통과"), content_type="text/html")
+    )
+    response = collect(serve, [("[종합] 국회 예산안 통과", url)])
+    assert response["outlets"][0]["revised"] == 1
+    (report,) = extractor()
+    assert (report["revision"], report["status"]) == (1, "extract_ok")
+    with database.transaction() as cursor:
+        cursor.execute("SELECT title, revision, last_changed_at IS NOT NULL FROM raw_article")
+        assert cursor.fetchall() == [("[종합] 국회 예산안 통과", 1, True)]
+        cursor.execute("SELECT revision, title FROM article_revision")
+        assert cursor.fetchall() == [(1, "[1보] 국회 예산안 통과")]
+    assert feed_server.requests["/view/1"] == 2
+
+
+def test_texts_past_their_retention_are_removed(aws_env, database, serve, extractor):
+    url = serve("/view/1", body=article_page("국회 예산안 통과"), content_type="text/html")
+    collect(serve, [("국회 예산안 통과", url)])
+    (report,) = extractor()
+    store = ExtractionStore(database)
+    now = datetime.now(UTC)
+    assert store.remove_text(now - timedelta(days=30), now) == 0
+    assert store.remove_text(now + timedelta(seconds=1), now) == 1
+    kept = extraction(database, report["article_id"])
+    assert (kept["status"], kept["has_text"], kept["chars"] > 0) == ("extract_ok", False, True)
+
+
+def test_one_host_at_a_time_across_extractor_containers(aws_env, database, feed_server, serve):
+    # GIVEN three pages on each of two hosts (127.0.0.1 and localhost, one server)
+    pages = []
+    for n in range(3):
+        pages.append(serve(f"/a/{n}", body=article_page(f"기사 {n}", (BODY, *OTHER_BODIES)[n])))
+        url = serve(f"/b/{n}", body=article_page(f"기사 {n}", (BODY, *OTHER_BODIES)[n]))
+        pages.append(url.replace("127.0.0.1", "localhost"))
+    collect(serve, [(f"기사 {i}", url) for i, url in enumerate(pages)])
+    # WHEN two extractor containers drain the article queue, a host's pages 0.3 s apart
+    aws_env.env.update(EXTRACT_ON, EXTRACT_HOST_INTERVAL_SECONDS="0.3")
+    reports, failed = drain_extractor(aws_env, concurrency=2)
+    assert (len(reports), failed) == (6, [])
+    # THEN each host saw its requests (robots.txt, then its pages) at least 0.3 s apart,
+    # whichever container made them
+    for host in ("127.0.0.1", "localhost"):
+        log = feed_server.request_log
+        arrivals = [t for t, h, path in log if h.split(":")[0] == host and path != "/f.xml"]
+        assert len(arrivals) == 4, host
+        assert all(b - a >= 0.3 for a, b in itertools.pairwise(arrivals)), host
