@@ -5,8 +5,7 @@ rendered by JavaScript only, one consent wall, one photo article without a photo
 copy of another outlet's story — with 매일경제's pages in CP949 as its feeds are.
 
 What newsdesk.extract.text makes of the pages is checked too: the article kept, the chrome
-dropped. Two of the layouts show where trafilatura still loses text; those checks are strict
-expected failures, named where they are marked."""
+dropped."""
 
 from __future__ import annotations
 
@@ -64,26 +63,6 @@ CHROME = [
     "타협하지 않겠습니다",
     "뉴스레터",
 ]
-# Where trafilatura, as newsdesk.extract.text calls it, loses article text on these layouts.
-NEWSIS_LEAD = pytest.mark.xfail(
-    strict=True,
-    reason="뉴시스's layout (bare text and <br> inside <article>, the title block beside it): "
-    "trafilatura drops the text before the first <br>, the dateline and the lead; with a "
-    "<div> for the <article> it is kept",
-)
-MK_AFTER_AD = pytest.mark.xfail(
-    strict=True,
-    reason="매일경제's layout (an ad slot <div> among <br>-separated text): trafilatura drops "
-    "the text that follows the pruned ad <div>, the third paragraph",
-)
-
-
-def marked(paths: list[str], marks: dict[str, pytest.MarkDecorator]) -> list[Any]:
-    """``paths`` as parameters, each marked by its outlet's entry in ``marks``."""
-    return [
-        pytest.param(path, marks=marks[path.split("/")[0]]) if path.split("/")[0] in marks else path
-        for path in paths
-    ]
 
 
 @pytest.fixture(scope="module")
@@ -310,12 +289,12 @@ def test_the_extractor_keeps_300_characters_and_none_of_the_chrome(extracted, ti
     assert not leaked
 
 
-@pytest.mark.parametrize("path", marked(NORMAL, {"newsis": NEWSIS_LEAD}))
+@pytest.mark.parametrize("path", NORMAL)
 def test_the_extractor_keeps_the_first_paragraph(extracted, path):
     assert words(article_paragraphs(path)[0]) in words(extracted[path])
 
 
-@pytest.mark.parametrize("path", marked(NORMAL, {"newsis": NEWSIS_LEAD, "mk": MK_AFTER_AD}))
+@pytest.mark.parametrize("path", NORMAL)
 def test_the_extractor_keeps_every_paragraph(extracted, path):
     text = words(extracted[path])
     assert [p for p in article_paragraphs(path) if words(p) not in text] == []

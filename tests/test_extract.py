@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
+import trafilatura
 
 from newsdesk.extract.text import decode_html, extract_text
 from newsdesk_local.cli import main
@@ -191,6 +194,165 @@ def test_malformed_utf8_is_replaced_not_garbled():
     extracted = extract_text(page)
     for paragraph in PARAGRAPHS:
         assert paragraph in extracted.text
+
+
+# Page shapes trafilatura cuts short, as small pages: the chrome around the text (navigation,
+# related headlines, comments, footer), then the text in the shape that loses it.
+
+CHROME = [
+    "정치",
+    "로그인",
+    "전체메뉴",
+    "관련기사",
+    "지하철 요금",
+    "출근길 지옥",
+    "후원하기",
+    "대표전화",
+]
+NAVIGATION = """<header><a href="/">한빛일보</a><nav><ul>
+  <li><a href="/politics">정치</a></li><li><a href="/economy">경제</a></li>
+  <li><a href="/society">사회</a></li><li><a href="/world">국제</a></li>
+  <li><a href="/login">로그인</a></li><li><a href="/menu">전체메뉴</a></li></ul></nav></header>"""
+AROUND = """<div class="related"><h3>관련기사</h3><ul>
+  <li><a href="/a/1">지하철 요금 내년 인상 검토</a></li>
+  <li><a href="/a/2">마을버스 기사 구인난</a></li>
+  <li><a href="/a/3">심야 택시 호출 두 배로</a></li>
+  <li><a href="/a/4">광역버스 입석 금지 한 달</a></li>
+</ul></div>
+<div class="comments"><h3>댓글 2</h3>
+  <p>배차 간격 좀 줄여 주세요 진짜 출근길 지옥입니다 매일 아침 버스 세 대를 그냥 보내요</p>
+  <p>심야버스 없어지면 택시 타라는 건가요 수요응답형이 제대로 될지 모르겠네요</p></div>"""
+FOOTER = """<footer><p>(주)한빛일보 · 서울특별시 중구 세종대로 1 · 대표전화 02-000-0000</p>
+  <p>한빛일보의 모든 콘텐츠는 저작권법의 보호를 받습니다. 무단 전재 및 재배포 금지</p></footer>"""
+CAPTION = "1일 오전 서울 중구 세종대로에서 시민들이 새로 바뀐 버스 노선도를 살펴보고 있다."
+
+
+def shaped_page(main: str, title: str = "서울 시내버스 노선 23개 내년 개편") -> str:
+    return f"""<!DOCTYPE html>
+<html lang="ko"><head><meta charset="utf-8"><title>{title} | 한빛일보</title></head><body>
+{NAVIGATION}
+<div id="content">
+{main}
+{AROUND}
+</div>
+{FOOTER}
+</body></html>"""
+
+
+def test_text_separated_by_br_inside_an_article_keeps_its_first_run():
+    # 뉴시스's shape: bare text between <br>s inside <article>, the title block beside it;
+    # trafilatura dropped the text before the first <br> (the dateline and the lead)
+    page = shaped_page(
+        """<div class="top"><p class="section">사회</p><h1>서울 시내버스 노선 23개 내년 개편</h1>
+  <p class="info">김기자 기자 · 등록 2026.12.01 09:30</p></div>
+<article>
+"""
+        + "<br><br>\n".join(PARAGRAPHS)
+        + "<br><br>\n김기자 kim@hanbit.example\n</article>"
+    )
+    extracted = extract_text(page)
+    assert extracted.text.split("\n")[:3] == PARAGRAPHS
+    assert "김기자 kim@hanbit.example" in extracted.text
+    assert "등록 2026.12.01" not in extracted.text  # the title block is not the article
+    assert not [chrome for chrome in CHROME if chrome in extracted.text]
+
+
+@pytest.mark.parametrize(
+    "slot",
+    [
+        '<div class="ad" id="ad-middle"><script>/* slot */</script></div>',
+        '<div id="banner-2"><ins class="slot"></ins><style>#banner-2{height:250px}</style></div>',
+    ],
+)
+def test_the_text_after_an_empty_ad_slot_is_kept(slot):
+    # 매일경제's shape: <br>-separated text with an ad slot after its second paragraph;
+    # trafilatura's precision mode deleted the emptied slot and the text after it with it
+    body = "<br><br>\n".join(PARAGRAPHS[:2]) + f"<br><br>\n{slot}\n{PARAGRAPHS[2]}"
+    page = shaped_page(
+        f"""<h1>서울 시내버스 노선 23개 내년 개편</h1>
+<div id="articleBody" itemprop="articleBody">
+{body}<br><br>
+[김기자 kim@hanbit.example]
+</div>"""
+    )
+    extracted = extract_text(page)
+    assert extracted.text.split("\n")[:3] == PARAGRAPHS
+    assert not [chrome for chrome in CHROME if chrome in extracted.text]
+
+
+def test_the_text_after_an_empty_marker_between_paragraphs_is_kept():
+    # an empty inline marker (a blog's "read more" anchor) followed by bare text
+    first, second, third = PARAGRAPHS
+    body = f'<p>{first}</p>\n<span id="more-5129"></span>{second}\n<p>{third}</p>'
+    page = shaped_page(
+        f'<article><h1>노선 개편</h1><div class="entry-content">{body}</div></article>'
+    )
+    assert extract_text(page).text.split("\n")[:3] == PARAGRAPHS
+
+
+@pytest.mark.parametrize(
+    ("photo", "mode"),
+    [
+        (
+            f'<div class="photo"><img src="/p/1.jpg" alt="노선도"><div>{CAPTION}</div></div>',
+            "precision",
+        ),
+        (
+            f'<figure><img src="/p/1.jpg" alt="노선도"><figcaption class="photo-caption">{CAPTION}'
+            "</figcaption></figure>",
+            "captions",  # trafilatura drops a figure: the captions are read in a pass of their own
+        ),
+    ],
+    ids=["caption-in-a-div", "figcaption"],
+)
+def test_a_photo_page_is_its_caption_not_padded_with_the_chrome(photo, mode):
+    # a photo article: one caption and no text; recall mode read the navigation, the related
+    # headlines and the support box, over twice as long, and was taken
+    page = shaped_page(
+        f"""<h1>새 버스 노선도 살펴보는 시민들</h1>
+<div class="article-body">{photo}</div>
+<div class="support"><strong>한빛일보를 응원해 주세요</strong>
+  <a href="/support">후원하기</a></div>""",
+        title="새 버스 노선도 살펴보는 시민들",
+    )
+    extracted = extract_text(page)
+    assert (extracted.text, extracted.mode) == (CAPTION, mode)
+
+
+def test_an_articles_figure_caption_stays_out_of_its_text():
+    photo = f"<figure><img src='/p/1.jpg' alt=''><figcaption>{CAPTION}</figcaption></figure>"
+    page = korean_page().replace(
+        '<div class="article-body" itemprop="articleBody">',
+        f'<div class="article-body" itemprop="articleBody">{photo}',
+    )
+    assert photo in page
+    extracted = extract_text(page)
+    assert extracted.text.split("\n") == PARAGRAPHS
+    assert extracted.mode == "precision"
+
+
+def test_recall_mode_is_taken_when_it_adds_an_article_not_the_chrome(monkeypatch):
+    # precision mode keeping a fragment (a reprint notice) of a page whose article recall finds
+    bare_extraction = trafilatura.bare_extraction
+    fragment = "이 기사는 개인적인 용도로만 볼 수 있습니다."
+
+    def precision_drops_the_article(tree, **options):
+        document = bare_extraction(tree, **options)
+        if not options.get("favor_precision"):
+            return document
+        kept: Any = SimpleNamespace() if document is None else document
+        kept.text = fragment
+        return kept
+
+    monkeypatch.setattr(trafilatura, "bare_extraction", precision_drops_the_article)
+    extracted = extract_text(korean_page())
+    assert extracted.mode == "recall"
+    assert all(paragraph in extracted.text for paragraph in PARAGRAPHS)
+    assert extracted.og_title == "서울 시내버스 노선 23개 내년 개편"
+    assert extracted.published == "2026-12-01"  # the metadata of the first pass
+    # the same fragment on a page with no article: recall mode adds only the chrome
+    extracted = extract_text(shaped_page("<h1>노선 개편</h1><div class='article-body'></div>"))
+    assert (extracted.mode, extracted.text) == ("precision", fragment)
 
 
 # ---- newsdesk extract-text ------------------------------------------------------------------

@@ -1,12 +1,24 @@
 """An article page's main text and the metadata that comes with it cheaply (issue 14).
 
-The extractor is trafilatura, asked for precision and without comments. Its precision mode
-sometimes drops the article itself and returns a fragment, so a short result (under
-``SHORT_TEXT`` characters) is checked against trafilatura's recall mode, and the recall result
-is taken when it is more than ``LONGER_BY`` times as long: one extractor configuration by
-default, a second only where the first looks wrong. The rule reads only the two results'
-lengths, never the page's address or site. On the article-extraction benchmark (docs/extraction.md)
-this scores above stock trafilatura (comments included, neither mode) at a similar CPU cost.
+The extractor is trafilatura, asked for precision and without comments, on a tree prepared
+first for two shapes of page it otherwise cuts short: an element that holds nothing but a
+script or a style (an ad slot) and is followed by text is removed and the text kept, where
+precision mode would delete the text with it; and the text a container holds directly beside
+<br> and block children (text separated by <br> inside an <article> or a <div>) is wrapped in
+paragraphs, run by run, where trafilatura would drop the run before the first child.
+
+Its precision mode sometimes drops the article itself and returns a fragment, so a short result
+(under ``SHORT_TEXT`` characters) is checked against trafilatura's recall mode. The recall
+result is taken when it is more than ``LONGER_BY`` times as long and adds ``ADDED_WORDS``
+characters of words that are neither the precision text's nor the page's chrome (links,
+buttons, navigation, header, footer, asides, the title): recall mode also reads the chrome, and
+on a photo page the chrome is all it adds. Where recall is not taken and the precision text has
+under ``ADDED_WORDS`` characters of such words, a page with figure captions is read once more
+in precision mode with its figures as blocks and its captions as paragraphs (trafilatura drops
+both), and that text is taken when it adds words: a photo article's text is its caption. The
+rule reads only the page's markup and the results' words, never the page's address or site. On
+the article-extraction benchmark (docs/extraction.md) this scores above stock trafilatura
+(comments included, neither mode) at a similar CPU cost.
 
 Bytes are decoded here, by the evidence (as the collect stage decodes feeds): a byte order
 mark; a body that is valid UTF-8 is UTF-8; then the charset the page declares (``<meta
@@ -31,6 +43,8 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections import Counter
+from copy import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +55,9 @@ import trafilatura.utils
 
 SHORT_TEXT = 1000  # characters: a precision-mode result shorter than this is checked
 LONGER_BY = 2.0  # the recall-mode result replaces it when this many times as long
+# … and when it adds this many characters of words (\w+ runs, each counted as often as it
+# occurs beyond the precision text's and the chrome's); under this many, a text has no article
+ADDED_WORDS = 200
 # The most text a page may weigh, in characters times the elements each is in (the
 # article-extraction benchmark's heaviest page weighs 4.5 million; what is over is unwrapped).
 TEXT_DEPTH_BUDGET = 16_000_000
@@ -53,12 +70,49 @@ _NOT_EVIDENCE = ("utf_8", "utf_16", "utf_32")  # and their -sig, -be and -le for
 _UNWRAPPED_DROPS = ("script", "style", "noscript", "template")
 # trafilatura's lru_caches of strings of any length, cleared after each page
 _STRING_CACHES = (trafilatura.utils.trim, trafilatura.utils.line_processing)
+
+
+def _any_of(tags: tuple[str, ...]) -> str:
+    return " or ".join(f"self::{tag}" for tag in tags)
+
+
+# Elements trafilatura's precision mode deletes with their tails once they are empty (among its
+# CUT_EMPTY_ELEMS), found where they hold no text but a script's, a style's or a template's and
+# text follows them.
+_EMPTIABLE = ("article", "blockquote", "div", "li", "main", "p", "section", "span")
+_EMPTY_BEFORE_TEXT = lxml.etree.XPath(
+    f"//text()[normalize-space()]/preceding-sibling::node()[1][{_any_of(_EMPTIABLE)}]"
+    "[not(.//text()[normalize-space()]"
+    "[not(ancestor::script or ancestor::style or ancestor::noscript or ancestor::template)])]"
+)
+# Containers whose own text (before, between and after their children) becomes paragraphs
+# where they also have <br> or block children; a table cell is left to trafilatura's tables.
+_CONTAINERS = ("article", "blockquote", "body", "center", "div", "main", "section")
+_WITH_OWN_TEXT = lxml.etree.XPath(f"//text()[normalize-space()]/parent::*[{_any_of(_CONTAINERS)}]")
+# The elements a paragraph carries inline; any other child ends a run of a container's text.
+_INLINE = frozenset(
+    {
+        *("a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn", "em"),
+        *("font", "i", "img", "ins", "kbd", "label", "mark", "nobr", "q", "s", "samp", "small"),
+        *("span", "strike", "strong", "sub", "sup", "time", "tt", "u", "var", "wbr"),
+    }
+)
+# The page's chrome: links, buttons, navigation, header, footer, asides, menus, forms' labels and
+# options, the title; by element and ARIA role, never by class.
+_CHROME_TEXT = lxml.etree.XPath(
+    "//*[self::a or self::button or self::nav or self::header or self::footer or self::aside"
+    " or self::menu or self::select or self::label or self::title"
+    " or @role='navigation' or @role='banner' or @role='contentinfo' or @role='complementary'"
+    " or @role='menu' or @role='menubar']//text()[not(parent::script or parent::style)]"
+)
+_WORD = re.compile(r"\w+")
 _OPTIONS: dict[str, Any] = {
     "include_comments": False,
     "with_metadata": True,
     # the date from the markup (meta tags, time elements, the URL), not a scan of all the text
     "date_extraction_params": {"original_date": True, "extensive_search": False},
 }
+_FALLBACK: dict[str, Any] = {**_OPTIONS, "with_metadata": False}
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +126,7 @@ class Extracted:
     published: str | None = None  # YYYY-MM-DD, as trafilatura (htmldate) finds it
     author: str | None = None
     language: str | None = None  # the page's own <html lang>, else trafilatura's
-    mode: str = "precision"  # which extraction was kept: "precision" or "recall"
+    mode: str = "precision"  # which extraction was kept: "precision", "recall" or "captions"
 
 
 def decode_html(content: bytes) -> str:
@@ -130,14 +184,11 @@ def _extract(page: str, url: str | None) -> Extracted:
     mode = "precision"
     text = _text(document)
     if len(text) < SHORT_TEXT:
-        fallback = _parse(page)
-        recall = (
-            trafilatura.bare_extraction(fallback, url=url, favor_recall=True, **_OPTIONS)
-            if fallback is not None
-            else None
-        )
-        if len(_text(recall)) > LONGER_BY * len(text):
-            document, text, mode = recall, _text(recall), "recall"
+        # the metadata is the same in every mode: read again only if the first pass found none
+        better = _fallback(tree, url, text, _OPTIONS if document is None else _FALLBACK)
+        if better is not None:
+            text, mode, other = better
+            document = other if document is None else document
     return Extracted(
         text=text,
         title=_attr(document, "title") or head.get("title"),
@@ -150,8 +201,33 @@ def _extract(page: str, url: str | None) -> Extracted:
     )
 
 
+def _fallback(
+    tree: lxml.html.HtmlElement, url: str | None, text: str, options: dict[str, Any]
+) -> tuple[str, str, Any] | None:
+    """A better text than precision mode's short ``text``, with its mode and document, or None
+    (the module's docstring gives the rule)."""
+    recall = trafilatura.bare_extraction(tree, url=url, favor_recall=True, **options)
+    chrome: Counter[str] | None = None
+    if len(_text(recall)) > LONGER_BY * len(text):
+        chrome = _chrome_words(tree)
+        if _added_words(_text(recall), text, chrome) >= ADDED_WORDS:
+            return _text(recall), "recall", recall
+    if tree.find(".//figcaption") is None:
+        return None
+    chrome = _chrome_words(tree) if chrome is None else chrome
+    if _added_words(text, "", chrome) >= ADDED_WORDS:
+        return None  # the text has an article's words: the captions are not all of it
+    opened = _captions_opened(copy(tree))
+    captioned = trafilatura.bare_extraction(opened, url=url, favor_precision=True, **options)
+    if _added_words(_text(captioned), text, chrome) > 0:
+        return _text(captioned), "captions", captioned
+    return None
+
+
 def _parse(page: str) -> lxml.html.HtmlElement | None:
-    """The page as a tree (trafilatura's own loader), None when there is nothing to parse."""
+    """The page as a tree (trafilatura's own loader) prepared for it, None when there is
+    nothing to parse: empty elements before text removed with their tails kept, a container's
+    own text in paragraphs."""
     if not page.strip():
         return None
     tree = trafilatura.load_html(page)
@@ -162,6 +238,11 @@ def _parse(page: str) -> lxml.html.HtmlElement | None:
         for deepest in tree.xpath("/*" + "/*" * depth):  # the elements at that depth
             lxml.etree.strip_elements(deepest, *_UNWRAPPED_DROPS, with_tail=False)
             lxml.etree.strip_tags(deepest, "*")
+    for element in _EMPTY_BEFORE_TEXT(tree):
+        element.drop_tree()  # the tail joins the text before it
+    for container in _WITH_OWN_TEXT(tree):
+        if not all(_is_inline(child) for child in container):
+            _paragraphs(container)
     return tree
 
 
@@ -187,6 +268,79 @@ def _unwrap_depth(tree: lxml.html.HtmlElement) -> int | None:
         if weight <= TEXT_DEPTH_BUDGET:
             return None if depth + 1 >= max(chars_at) else depth
     return 0
+
+
+def _is_inline(element: lxml.html.HtmlElement) -> bool:
+    return isinstance(element.tag, str) and element.tag in _INLINE
+
+
+def _paragraphs(container: lxml.html.HtmlElement) -> None:
+    """Each run of ``container``'s own text and inline children, between its <br> and block
+    children, wrapped in a <p> (a run of whitespace or of empty inline elements left as is)."""
+    children = list(container)
+    text, container.text = container.text, None
+    for child in children:
+        container.remove(child)
+    nodes: list[lxml.html.HtmlElement] = []
+    paragraph: lxml.html.HtmlElement | None = None
+
+    def add_text(words: str | None) -> None:
+        nonlocal paragraph
+        if not words:
+            return
+        if paragraph is None and not words.strip():
+            if nodes:
+                nodes[-1].tail = (nodes[-1].tail or "") + words
+            else:
+                container.text = (container.text or "") + words
+            return
+        if paragraph is None:
+            paragraph = container.makeelement("p", {})
+            nodes.append(paragraph)
+        if len(paragraph):
+            paragraph[-1].tail = (paragraph[-1].tail or "") + words
+        else:
+            paragraph.text = (paragraph.text or "") + words
+
+    add_text(text)
+    for child in children:
+        tail, child.tail = child.tail, None
+        if not _is_inline(child):
+            paragraph = None
+            nodes.append(child)
+        elif paragraph is not None:
+            paragraph.append(child)
+        elif child.text_content().strip():
+            paragraph = container.makeelement("p", {})
+            paragraph.append(child)
+            nodes.append(paragraph)
+        else:
+            nodes.append(child)
+        add_text(tail)
+    container.extend(nodes)
+
+
+def _captions_opened(tree: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
+    """``tree`` with its figures as blocks and their captions as plain paragraphs (blocks when
+    they hold blocks): without the class a caption has, which trafilatura discards."""
+    for figure in tree.iter("figure"):
+        figure.tag = "div"
+    for caption in tree.iter("figcaption"):
+        caption.attrib.clear()
+        caption.tag = "p" if all(_is_inline(child) for child in caption) else "div"
+    return tree
+
+
+def _chrome_words(tree: lxml.html.HtmlElement) -> Counter[str]:
+    """The words of the page's chrome (``_CHROME_TEXT``), each as often as it occurs."""
+    return Counter(_WORD.findall(" ".join(_CHROME_TEXT(tree))))
+
+
+def _added_words(text: str, other: str, chrome: Counter[str]) -> int:
+    """The characters of the words of ``text`` that are neither ``other``'s nor the chrome's,
+    each word counted as often as it occurs beyond those."""
+    added = Counter(_WORD.findall(text)) - Counter(_WORD.findall(other)) - chrome
+    return sum(len(word) * count for word, count in added.items())
 
 
 def _head_facts(tree: lxml.html.HtmlElement) -> dict[str, str]:
