@@ -9,6 +9,7 @@ import pytest
 
 from newsdesk.core.report import CONTRACT_KEYS, COUNT_KEYS
 from newsdesk_local.cli import main
+from tests.conftest import EXTRACT_ON, article_page
 
 pytestmark = pytest.mark.slow
 
@@ -166,17 +167,37 @@ def test_collect_with_the_database_down_fails_loudly(data_dir, tmp_path, serve, 
 
 
 def test_demo_runs_a_round_on_embedded_services(data_dir, tmp_path, capsys):
-    assert main(["demo"], environ(data_dir, DATABASE_URL="postgresql://ignored@127.0.0.1:9/x")) == 0
+    env = environ(data_dir, DATABASE_URL="postgresql://ignored@127.0.0.1:9/x", EXTRACT_ENABLED="")
+    assert main(["demo"], env) == 0
     out = capsys.readouterr().out
     assert re.search(
         r"^Source: 연합뉴스 \| New: \d+ \| Skip: 0 \| Total: \d+ \| 정치 http", out, re.M
     )
     assert "Source: 프레시안 | Skipped: outlet breaker open" in out
-    assert re.search(r"Feeds: 11 attempted, 9 ok, 2 failed, 1 skipped", out)
-    assert re.search(r"Articles: 31 new, 0 duplicate, 12 photo-filtered", out)
-    issues = re.findall(r"^#\d+ \[(\S+)\] .+ \((\d+) articles\)$", out, re.M)
-    assert len(issues) >= 3
+    assert re.search(r"Feeds: 12 attempted, 10 ok, 2 failed, 1 skipped", out)
+    assert re.search(r"Articles: 32 new, 0 duplicate, 12 photo-filtered", out)
+    # each article page's outcome: the JavaScript-only page and the consent wall empty, the
+    # untagged photo article thin, the wire copy found (its original published first)
+    article = r"^Article: {} \| #\d+ {} \| {}$"
+    assert re.search(
+        article.format("뉴시스", r"empty \(js_rendered\)", "여야 원내대표 회동.*"), out, re.M
+    )
+    assert re.search(
+        article.format("한겨레", r"empty \(consent_wall\)", "대통령, 중동 .*"), out, re.M
+    )
+    assert re.search(article.format("연합뉴스", r"thin \d+ chars", "원·달러 환율 .*"), out, re.M)
+    # (which of the two was extracted first depends on the round's order; the outcome does not)
+    found = r"(copy of|original of) #\d+ \(duplicate_by_near_duplicate(: published first)?\)"
+    assert len(re.findall(found, out)) == 1
+    assert "Pages: 29 ok, 1 thin, 2 empty, 0 list pages, 0 failed" in out
+    # the issues: the copy under its original, not counted; the thin page in none
+    issues = re.findall(r"^#\d+ \[(\S+)\] .+ \((\d+) articles, .+\)$", out, re.M)
+    assert len(issues) == 9
     assert {category for category, _ in issues} == {"정치", "경제", "사회"}
+    assert re.search(
+        r"^        copy \(near_duplicate\): #\d+ 매일경제: 한국은행 기준금리", out, re.M
+    )
+    assert "원·달러" not in out.split("Issues: ", 1)[1]
 
 
 def test_cluster_and_issues_commands(data_dir, serve, database, postgres_url, capsys):
@@ -215,7 +236,7 @@ def test_cluster_and_issues_commands(data_dir, serve, database, postgres_url, ca
     assert re.search(
         rf"\[경제\] {re.escape(title)} \(3 articles, \d{{4}}-\d\d-\d\d \d\d:\d\d KST\)", out
     )
-    assert "    언론사1: " + title in out
+    assert re.search(rf"^    #\d+ 언론사1: {re.escape(title)} \(no text\)$", out, re.M)
 
 
 def test_reparse_reads_the_bodies_kept_by_an_earlier_run(
@@ -273,4 +294,59 @@ def test_stack_refuses_services_it_does_not_run(data_dir, capsys):
     assert main(["stack"], env) == 2
     assert capsys.readouterr().err == (
         "newsdesk: newsdesk stack runs its own AWS and PostgreSQL: unset AWS_ENDPOINT_URL\n"
+    )
+
+
+def test_a_round_extracts_its_pages_and_the_commands_show_them(
+    data_dir, serve, feed_server, database, postgres_url, capsys
+):
+    # GIVEN a feed of an article page and a page that is gone, extraction on
+    ok = serve("/view/1", body=article_page("국회 예산안 통과"), content_type="text/html")
+    gone = serve("/view/2", status=404, body=b"", content_type="text/html")
+    body = (
+        '<rss version="2.0"><channel><title>t</title>'
+        f"<item><title>국회 예산안 통과</title><link>{ok}</link></item>"
+        f"<item><title>사라진 기사</title><link>{gone}</link></item></channel></rss>"
+    )
+    sources = write_sources(
+        data_dir.parent / f"{data_dir.name}-sources.yaml",
+        [("연합뉴스", serve("/f.xml", body=body.encode()), "정치")],
+    )
+    env = environ(data_dir, DATABASE_URL=postgres_url, **EXTRACT_ON)
+    # WHEN a round runs THEN each page's outcome is a line, and the round's JSON has them
+    assert main(["collect", "--sources", str(sources)], env) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^Article: 연합뉴스 \| #\d+ ok \d+ chars \| 국회 예산안 통과$", out, re.M)
+    assert re.search(r"^Article: 연합뉴스 \| #\d+ error \(http_404\) \| 사라진 기사$", out, re.M)
+    assert (
+        "Pages: 1 ok, 0 thin, 0 empty, 0 list pages, 1 failed, 0 waiting for their host; 0 found"
+        in out
+    )
+    # AND `articles` lists them in the contract's shape
+    assert main(["articles", "--json"], env) == 0
+    articles = json.loads(capsys.readouterr().out)["articles"]
+    assert [set(a) for a in articles] == [
+        {"id", "source", "category", "title", "url", "extraction", "copy_of"}
+    ] * 2
+    assert [(a["extraction"]["status"], a["extraction"]["reason"]) for a in articles] == [
+        ("extract_ok", None),
+        ("extract_error", "http_404"),
+    ]
+    # AND `reextract` judges the kept page again without fetching it
+    fetched = feed_server.requests["/view/1"]
+    assert main(["reextract", "--since", "2000-01-01"], env) == 0
+    out = capsys.readouterr().out
+    assert re.search(
+        r"^Article: 연합뉴스 \| #\d+ ok \d+ chars \| 국회 예산안 통과 \(was extract_ok\)$",
+        out,
+        re.M,
+    )
+    assert "Re-extracted 1 pages from the raw layer; 0 changed outcome" in out
+    assert feed_server.requests["/view/1"] == fetched
+    # AND `feeds` shows the host the pages came from
+    assert main(["feeds"], env) == 0
+    assert re.search(
+        r"^Host: 127\.0\.0\.1 \| Breaker: closed \| 0 failures in a row \| robots\.txt missing",
+        capsys.readouterr().out,
+        re.M,
     )

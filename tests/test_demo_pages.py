@@ -158,7 +158,7 @@ def issue_of(path: str, items: list[dict[str, Any]]) -> list[str]:
 
 def test_the_sources_entries_are_as_before(demo):
     _, entries = demo
-    assert len(entries) == 12  # 9 feeds of 4 outlets, 프레시안's 3
+    assert len(entries) == 13  # 10 feeds of 4 outlets, 프레시안's 3
     assert all(set(e) == {"source", "url", "category"} for e in entries)
     assert {e["source"] for e in entries} == {
         "연합뉴스",
@@ -170,7 +170,7 @@ def test_the_sources_entries_are_as_before(demo):
 
 
 def test_every_item_links_to_a_page_this_server_serves(server, feeds, items):
-    assert len(items) == 43
+    assert len(items) == 44
     for _, response in feeds:
         assert DEMO_ORIGIN.encode() not in response.content
     for item in items:
@@ -180,7 +180,7 @@ def test_every_item_links_to_a_page_this_server_serves(server, feeds, items):
         assert response.status_code == 200, item["link"]
         assert response.headers["Content-Type"].startswith("text/html")
     with_guid = [i for i in items if i["guid"]]
-    assert len(with_guid) == 42
+    assert len(with_guid) == 43
 
 
 def test_every_article_text_is_an_item_of_a_feed(items):

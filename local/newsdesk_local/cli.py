@@ -15,8 +15,9 @@ import json
 import os
 import shutil
 import sys
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -130,6 +131,24 @@ def _parser() -> argparse.ArgumentParser:
     issues.add_argument("--json", action="store_true", help="print one JSON object")
     issues.add_argument("--limit", type=_positive, default=50, help="at most this many (50)")
     issues.set_defaults(run=_issues)
+
+    articles = commands.add_parser(
+        "articles", help="the articles collected since a time, with their extraction outcome"
+    )
+    articles.add_argument(
+        "--since", type=_time, help="collected since (ISO 8601, UTC if bare; default: 24 h ago)"
+    )
+    articles.add_argument("--json", action="store_true", help="print one JSON object")
+    articles.set_defaults(run=_articles)
+
+    reextract = commands.add_parser(
+        "reextract", help="extract the kept pages again (the raw layer), no fetching"
+    )
+    reextract.add_argument(
+        "--since", type=_time, required=True, help="pages extracted since (ISO 8601, UTC if bare)"
+    )
+    reextract.add_argument("--json", action="store_true", help="print one JSON object")
+    reextract.set_defaults(run=_reextract)
 
     extract = commands.add_parser(
         "extract-text", help="the main text of a saved page or of a URL, as newsdesk extracts it"
@@ -429,6 +448,89 @@ def _issues(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     return 0
 
 
+def _articles(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk.storage.extractions import ArticleRow, ExtractionStore
+    from newsdesk_local.services import read_only_database
+
+    settings = Settings.from_env(env)
+    since = args.since or utc_now() - timedelta(hours=24)
+    rows: list[ArticleRow] = []
+    with read_only_database(settings) as database:  # creates nothing, migrates nothing
+        if database is not None:
+            rows = ExtractionStore(database).articles(since)
+    documents = [_article_json(row) for row in rows]
+    if args.json:
+        _dump({"articles": documents}, out)
+        return EXIT_OK
+    if not rows:
+        print(f"No article collected since {local_time(since, settings.zone)}.", file=out)
+    for row, document in zip(rows, documents, strict=True):
+        extraction, copy = document["extraction"], document["copy_of"]
+        outcome = extraction["status"].removeprefix("extract_").replace("filtered_", "")
+        if extraction["chars"]:
+            outcome += f" {extraction['chars']} chars"
+        if extraction["reason"]:
+            outcome += f" ({extraction['reason']})"
+        if copy:
+            outcome += f", copy of #{copy['id']} ({copy['reason']})"
+        issue = f"issue #{row.issue_id}" if row.issue_id else "no issue"
+        print(
+            f"#{row.id} {row.source} | {row.category} | {outcome} | {issue} | {row.title} | "
+            f"{row.url}",
+            file=out,
+        )
+    return EXIT_OK
+
+
+def _article_json(row: Any) -> dict[str, Any]:
+    status = row.status or ("pending" if row.queued else "not_extracted")
+    return {
+        "id": row.id,
+        "source": row.source,
+        "category": row.category,
+        "title": row.title,
+        "url": row.url,
+        "extraction": {"status": status, "reason": row.reason, "chars": row.chars},
+        "copy_of": {"id": row.copy_of, "reason": row.copy_reason} if row.copy_of else None,
+    }
+
+
+def _reextract(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk.aws.raw import RawStore
+    from newsdesk.aws.state_table import StateTable
+    from newsdesk.extract.extractor import ArticleReport, ExtractPolicy, PageExtractor
+    from newsdesk.storage.extractions import ExtractionStore
+    from newsdesk_local.driver import EXTRACTOR
+
+    with _runtime(env) as runtime:
+        function_env = runtime.function_env(EXTRACTOR)
+        settings = Settings.from_env(function_env)
+        database = runtime.database()
+        store = ExtractionStore(database)
+        raw = RawStore(runtime.client("s3"), function_env["RAW_BUCKET"])
+        states = StateTable(runtime.client("dynamodb"), settings.state_table_name)
+        extractor = PageExtractor(ExtractPolicy.from_settings(settings), store, states, raw)
+        done: list[tuple[str, ArticleReport]] = []
+        for article, key, before in store.raw_pages(args.since):
+            page = raw.page(key)
+            report = ArticleReport(article.id, article.revision, article.url, "", "")
+            report.source, report.title = article.source, article.title
+            extractor.judge(
+                article, report, page.content, page.content_type, page.final_url, page.status, key
+            )
+            done.append((before.status, report))
+        database.close()
+    zone = Settings.from_env(env).zone
+    if args.json:
+        _dump({"articles": [{**r.as_dict(), "was": was} for was, r in done]}, out)
+        return EXIT_OK
+    for was, report in done:
+        print(f"{report.line(zone)} (was {was})", file=out)
+    changed = sum(was != r.status for was, r in done)
+    print(f"Re-extracted {len(done)} pages from the raw layer; {changed} changed outcome", file=out)
+    return EXIT_OK
+
+
 def _state_store(args: argparse.Namespace, env: dict[str, str], settings: Settings) -> StateStore:
     """A deployed stack's table (--table, STATE_TABLE_NAME) with boto3's own credentials; an
     emulator's (AWS_ENDPOINT_URL) with the local runtime's; else the items the local runtime
@@ -486,8 +588,13 @@ def _feeds(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         known = {args.source: known[args.source]}
     now = utc_now()
     shown = feeds.ordered(known.values(), now, args.failing)
+    hosts = [
+        h
+        for h in store.hosts()
+        if not args.failing or h.consecutive_failures or h.breaker_at(now) != "closed"
+    ]
     if args.json:
-        _dump(feeds.as_json(shown, now), out)
+        _dump({**feeds.as_json(shown, now), "hosts": feeds.hosts_json(hosts, now)}, out)
         return 0
     if not known:
         print(f"No feed has been checked yet ({store.where}).", file=out)
@@ -496,6 +603,8 @@ def _feeds(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         print(feeds.outlet_line(outlet, now, zone), file=out)
         for feed in outlet.feeds:
             print(feeds.feed_line(feed, zone), file=out)
+    for host in hosts:
+        print(feeds.host_line(host, now, zone), file=out)
     print(feeds.summary(known.values(), now, settings.timezone, zone), file=out)
     return 0
 
@@ -519,7 +628,11 @@ def _feeds_reset(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> 
 
 
 def _round_json(result: RoundResult) -> dict[str, Any]:
-    return {"outlets": [o.entry() for o in result.outlets], "totals": totals(result.outlets)}
+    return {
+        "outlets": [o.entry() for o in result.outlets],
+        "totals": totals(result.outlets),
+        "articles": [a.as_dict() for a in result.articles],
+    }
 
 
 def _cluster_json(run: dict[str, Any]) -> dict[str, Any]:
@@ -561,7 +674,23 @@ def _print_round(result: RoundResult, log_path: Path, zone: tzinfo, out: TextIO)
         "received",
         file=out,
     )
+    if result.articles or result.articles_failed:
+        for article in result.articles:
+            print(article.line(zone), file=out)
+        print(_pages_line(result), file=out)
     print(f"Round: {result.seconds:.1f} s; Lambda logs in {log_path}", file=out)
+
+
+def _pages_line(result: RoundResult) -> str:
+    counts = Counter(a.status for a in result.articles)
+    copies = sum(a.copy_of is not None for a in result.articles)
+    copies += sum(len(a.original_of) for a in result.articles)
+    return (
+        f"Pages: {counts['extract_ok']} ok, {counts['filtered_thin']} thin, "
+        f"{counts['extract_empty']} empty, {counts['list_page']} list pages, "
+        f"{counts['extract_error']} failed, {counts['deferred']} waiting for their host; "
+        f"{copies} found to copy another article; {len(result.articles_failed)} messages failed"
+    )
 
 
 def _round_exit(result: RoundResult) -> int:
@@ -579,16 +708,21 @@ def _round_exit(result: RoundResult) -> int:
     return EXIT_OK
 
 
-def _print_cluster(run: dict[str, Any], out: TextIO) -> None:
+def _print_cluster(run: dict[str, Any], out: TextIO, listed: bool = True) -> None:
     if run["locked_out"]:
         print("Another clustering run is in progress; nothing done.", file=out)
         return
     print(
         f"Issues: {run['issues_created']} created, {run['articles_clustered']} articles "
-        f"clustered, {run['articles_left_single']} left single",
+        f"clustered, {run['articles_left_single']} left single"
+        + (
+            f", {run['copies_attached']} copies put in their original's issue"
+            if run.get("copies_attached")
+            else ""
+        ),
         file=out,
     )
-    for issue in run["issues"]:
+    for issue in run["issues"] if listed else []:
         print(
             f"#{issue['id']} [{issue['category']}] {issue['title']} "
             f"({len(issue['article_ids'])} articles)",
@@ -605,8 +739,26 @@ def _print_issues(issues: list[dict[str, Any]], zone: tzinfo, out: TextIO) -> No
             f"({issue['size']} articles, {local_time(issue['created_at'], zone)})",
             file=out,
         )
-        for article in issue["articles"]:
-            print(f"    {article['source']}: {article['title']}", file=out)
+        articles = issue["articles"]
+        copies: dict[int, list[dict[str, Any]]] = {}
+        for article in articles:
+            if article.get("copy_of"):
+                copies.setdefault(article["copy_of"]["id"], []).append(article)
+        shown = {a["id"] for a in articles if not a.get("copy_of")}
+        for article in articles:
+            copy = article.get("copy_of")
+            if copy and copy["id"] in shown:
+                continue  # under its original
+            print(f"    {_article_line(article)}", file=out)
+            for copied in copies.get(article["id"], []):
+                reason = copied["copy_of"]["reason"].removeprefix("duplicate_by_")
+                print(f"        copy ({reason}): {_article_line(copied)}", file=out)
+
+
+def _article_line(article: dict[str, Any]) -> str:
+    chars = article.get("chars")
+    text = f"{chars} chars" if chars else "no text"
+    return f"#{article['id']} {article['source']}: {article['title']} ({text})"
 
 
 def _migrate(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
@@ -671,6 +823,7 @@ def _sources_check_live(
 
 
 def _demo(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk.storage.issues import list_issues
     from newsdesk_local.demo import serve_demo_feeds, write_sources
     from newsdesk_local.driver import CLUSTER, invoke_function, run_collect_round, scheduled_event
     from newsdesk_local.feedserver import FeedServer
@@ -689,6 +842,8 @@ def _demo(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
             SOURCES_PATH=str(sources),
             FETCH_ALLOW_PRIVATE_NETWORKS="true",
             FETCH_TIMEOUT_SECONDS="5",
+            # every demo page is on one host, 127.0.0.1: paced, but not as a real outlet is
+            EXTRACT_HOST_INTERVAL_SECONDS="0.1",
         )
         outlets = _outlets(demo_env)
         if not args.json:
@@ -696,9 +851,14 @@ def _demo(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         with _runtime(demo_env) as runtime:
             result = run_collect_round(runtime, 4, outlets)
             run = invoke_function(runtime, CLUSTER, scheduled_event(datetime.now(UTC)))
+            database = runtime.database()
+            issues = list_issues(database)
+            database.close()
     if args.json:
         _dump({"collect": _round_json(result), "cluster": _cluster_json(run)}, out)
     else:
-        _print_round(result, runtime.log_path, Settings.from_env(env).zone, out)
-        _print_cluster(run, out)
+        zone = Settings.from_env(env).zone
+        _print_round(result, runtime.log_path, zone, out)
+        _print_cluster(run, out, listed=False)
+        _print_issues(issues[::-1], zone, out)  # oldest first, as they were made
     return _round_exit(result)

@@ -13,9 +13,9 @@ import time
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Future, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
@@ -24,12 +24,14 @@ from newsdesk.core.messages import OutletMessage
 from newsdesk.core.report import OutletReport
 from newsdesk.core.sources import Outlet
 from newsdesk.core.times import format_time
+from newsdesk.extract.extractor import ArticleReport
 from newsdesk_local.infrastructure import ACCOUNT, REGION, EventSource
 from newsdesk_local.pool import LambdaPool
 from newsdesk_local.services import LocalServices
 
 # The template's logical ids of the functions the command line runs.
 FANOUT, WORKER, CLUSTER = "FanOutFunction", "WorkerFunction", "ClusterFunction"
+EXTRACTOR = "ExtractorFunction"
 
 
 def scheduled_event(at: datetime) -> dict[str, Any]:
@@ -90,7 +92,16 @@ class Delivery:
         return [m for m in self.messages if m["MessageId"] in failed]
 
 
-def drain(services: LocalServices, source: EventSource, pool: LambdaPool) -> list[Delivery]:
+class Pool(Protocol):
+    """What ``drain`` invokes: a LambdaPool, or a test's containers in-process."""
+
+    @property
+    def concurrency(self) -> int: ...
+
+    def invoke(self, event: dict[str, Any]) -> Future[Any]: ...
+
+
+def drain(services: LocalServices, source: EventSource, pool: Pool) -> list[Delivery]:
     """Feed ``source``'s queue to ``pool``'s function, as many batches at once as the pool has
     containers, until the queue is empty and every invocation has returned (so that messages
     a consumer sends on are consumed too). Should the pool break (a container killed), the
@@ -128,6 +139,13 @@ def drain(services: LocalServices, source: EventSource, pool: LambdaPool) -> lis
                 else:
                     sqs.delete_message(QueueUrl=queue.url, ReceiptHandle=message["ReceiptHandle"])
             deliveries.append(delivery)
+
+
+def _waiting(services: LocalServices, queue: str) -> bool:
+    attributes = services.client("sqs").get_queue_attributes(
+        QueueUrl=services.queues[queue].url, AttributeNames=["ApproximateNumberOfMessages"]
+    )["Attributes"]
+    return int(attributes.get("ApproximateNumberOfMessages", "0")) > 0
 
 
 def _release(sqs: Any, url: str, handles: list[str]) -> None:
@@ -168,6 +186,8 @@ class RoundResult:
     outlets: list[OutletReport]
     failed: list[FailedMessage]
     seconds: float
+    articles: list[ArticleReport] = field(default_factory=list)  # the extraction stage's
+    articles_failed: list[FailedMessage] = field(default_factory=list)
 
 
 def run_collect_round(
@@ -178,9 +198,10 @@ def run_collect_round(
     workers: LambdaPool | None = None,
 ) -> RoundResult:
     """The fan-out, then the worker's queue drained with ``concurrency`` containers (or
-    ``workers``, already started). Reports come in the order of ``outlets`` (the sources
-    file's), any outlet not in it after those; an outlet the fan-out skipped, its breaker
-    open, is reported cooling down (its feeds those ``outlets`` give it)."""
+    ``workers``, already started), then the article queue the workers' outbox relay filled,
+    by the extractor. Reports come in the order of ``outlets`` (the sources file's), any
+    outlet not in it after those; an outlet the fan-out skipped, its breaker open, is
+    reported cooling down (its feeds those ``outlets`` give it)."""
     started = time.monotonic()
     event = scheduled_event(datetime.now(UTC)) | {"ignore_schedule": ignore_schedule}
     fanout = invoke_function(services, FANOUT, event)
@@ -188,7 +209,36 @@ def run_collect_round(
     reports += _cooling(fanout, outlets)
     rank = {outlet.name: i for i, outlet in enumerate(outlets)}
     reports.sort(key=lambda r: (rank.get(r.source, len(rank)), r.source))
-    return RoundResult(fanout, reports, failed, time.monotonic() - started)
+    articles, articles_failed = drain_extractor(services, concurrency)
+    return RoundResult(
+        fanout, reports, failed, time.monotonic() - started, articles, articles_failed
+    )
+
+
+def drain_extractor(
+    services: LocalServices, concurrency: int = 1
+) -> tuple[list[ArticleReport], list[FailedMessage]]:
+    """The article queue drained by the extractor's event source mapping: each article's
+    report (in id order), and the messages that failed."""
+    reports: list[ArticleReport] = []
+    failed: list[FailedMessage] = []
+    sources = services.infrastructure.functions[EXTRACTOR].event_sources
+    if not any(_waiting(services, source.queue) for source in sources):
+        return reports, failed  # no container started for nothing (trafilatura loads slowly)
+    with pool_of(services, EXTRACTOR, concurrency) as pool:
+        for source in sources:
+            for delivery in drain(services, source, pool):
+                if isinstance(delivery.response, dict):
+                    reports += [
+                        ArticleReport.from_dict(a) for a in delivery.response.get("articles", [])
+                    ]
+                error = delivery.error or f"record failed, see {services.log_path}"
+                failed += [
+                    FailedMessage(m["Body"][:80], error)
+                    for m in delivery.kept(source.partial_failures)
+                ]
+    reports.sort(key=lambda r: (r.article_id, r.revision))
+    return reports, failed
 
 
 def drain_worker(

@@ -1,6 +1,7 @@
 """`newsdesk feeds`: what the state table says of every feed and outlet (last status, error,
-failures in a row, next check, the outlet's breaker), and `newsdesk feeds reset`, which closes
-breakers and makes feeds due.
+failures in a row, next check, the outlet's breaker) and of every host article pages come from
+(its breaker, failures, robots.txt), and `newsdesk feeds reset`, which closes breakers and
+makes feeds due.
 
 Where the records are read: a deployed stack's table (``--table`` or ``STATE_TABLE_NAME``, with
 boto3's default credentials; Scan to read, UpdateItem to reset), an emulator's
@@ -17,8 +18,18 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any, Protocol
 
-from newsdesk.aws.state_table import OUTLET_SK, StateTable, feed_key, outlet_key, records, to_item
+from newsdesk.aws.state_table import (
+    HOST_SK,
+    OUTLET_SK,
+    StateTable,
+    feed_key,
+    from_item,
+    outlet_key,
+    records,
+    to_item,
+)
 from newsdesk.core.errors import ConfigError
+from newsdesk.core.hosts import HostState
 from newsdesk.core.schedule import BREAKER_CLOSED, BREAKER_OPEN, FeedState, OutletState
 from newsdesk.core.times import format_time, local_time
 from newsdesk_local.saved_state import STATE_FILE, load_tables, store_tables
@@ -47,6 +58,8 @@ class StateStore(Protocol):
 
     def read(self) -> dict[str, OutletRecords]: ...
 
+    def hosts(self) -> list[HostState]: ...
+
     def reset(self, outlet: OutletRecords, at: datetime) -> None: ...
 
 
@@ -72,6 +85,9 @@ class TableStore:
     def read(self) -> dict[str, OutletRecords]:
         return outlets_of(*self._table.scan())
 
+    def hosts(self) -> list[HostState]:
+        return self._table.hosts()
+
     def reset(self, outlet: OutletRecords, at: datetime) -> None:
         self._table.close_breaker(outlet.source)
         for feed in outlet.feeds:
@@ -89,6 +105,11 @@ class SavedStore:
 
     def read(self) -> dict[str, OutletRecords]:
         return outlets_of(*records(load_tables(self._data_dir).get(STATE_TABLE, [])))
+
+    def hosts(self) -> list[HostState]:
+        items = load_tables(self._data_dir).get(STATE_TABLE, [])
+        found = (from_item(HostState, i) for i in items if i["sk"]["S"] == HOST_SK)
+        return sorted(found, key=lambda h: h.host)
 
     def reset(self, outlet: OutletRecords, at: datetime) -> None:
         tables = load_tables(self._data_dir)
@@ -201,6 +222,51 @@ def feed_line(feed: FeedState, zone: tzinfo) -> str:
         f"Feed: {feed.source} | {feed.category or '-'} | {status} | last success "
         f"{when(feed.last_success_at)} | next check {when(feed.next_check_at, 'at the next round')}"
         f" | {feed.url}"
+    )
+
+
+def hosts_json(hosts: Iterable[HostState], at: datetime) -> list[dict[str, Any]]:
+    def when(value: datetime | None) -> str | None:
+        return format_time(value) if value is not None else None
+
+    return [
+        {
+            "host": h.host,
+            "breaker": {
+                "state": h.breaker_at(at),
+                "open_until": when(h.open_until) if h.breaker == BREAKER_OPEN else None,
+                "trips": h.trips,
+            },
+            "consecutive_failures": h.consecutive_failures,
+            "last_error": h.last_error,
+            "last_error_at": when(h.last_error_at),
+            "robots": h.robots_status,
+            "robots_fetched_at": when(h.robots_fetched_at),
+            "requests": h.pages_fetched,
+        }
+        for h in hosts
+    ]
+
+
+def host_line(host: HostState, at: datetime, zone: tzinfo) -> str:
+    """A host the extractor fetched pages from: its breaker, failures and robots.txt."""
+    state = host.breaker_at(at)
+    until = local_time(host.open_until, zone) if host.open_until else "now"
+    breaker = {
+        BREAKER_OPEN: f"open until {until} (trip {host.trips}): its pages wait",
+        BREAKER_CLOSED: "closed",
+    }.get(state, f"half-open since {until} (trip {host.trips}): the next page is a probe")
+    failures = host.consecutive_failures
+    failed = f"{failures} failure{'s' if failures != 1 else ''} in a row"
+    if host.last_error:
+        failed += f", last {local_time(host.last_error_at, zone) if host.last_error_at else ''}: "
+        failed += host.last_error
+    robots = host.robots_status or "not read"
+    if host.robots_fetched_at:
+        robots += f" ({local_time(host.robots_fetched_at, zone)})"
+    return (
+        f"Host: {host.host} | Breaker: {breaker} | {failed} | robots.txt {robots} | "
+        f"{host.pages_fetched} requests"
     )
 
 

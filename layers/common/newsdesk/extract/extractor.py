@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -108,7 +108,8 @@ class ArticleReport:
     reason: str | None = None
     chars: int = 0
     copy_of: int | None = None
-    copy_reason: str | None = None
+    copy_reason: str | None = None  # why it is a copy, or why ``original_of`` are its copies
+    original_of: list[int] = field(default_factory=list)  # stored before it, published after
     canonical_ignored: str | None = None
     source: str = ""
     title: str = ""
@@ -133,6 +134,9 @@ class ArticleReport:
             words += f", tried again after {local_time(self.retry_at, zone)}"
         if self.copy_of is not None:
             words += f", copy of #{self.copy_of} ({self.copy_reason})"
+        if self.original_of:
+            ids = ", ".join(f"#{i}" for i in self.original_of)
+            words += f", original of {ids} ({self.copy_reason}: published first)"
         return words
 
     def line(self, zone: tzinfo = UTC) -> str:
@@ -172,7 +176,7 @@ class PageExtractor:
         host = self._states.host(message.host)
         at = self._clock()
         if host.breaker_at(at) == BREAKER_OPEN:
-            self._defer(article, report, host.open_until or at, "host_cooling", counted=False)
+            self._defer(article, report, host.open_until or at, "host_cooling")
             return report
         rules = self._rules(host, message.url)
         if rules is None:  # robots.txt unreachable: nothing may be fetched for now
@@ -313,16 +317,11 @@ class PageExtractor:
         self._record(article, report, retry=Retry(not_before, attempts))
 
     def _defer(
-        self,
-        article: PendingArticle,
-        report: ArticleReport,
-        until: datetime,
-        reason: str,
-        counted: bool,
+        self, article: PendingArticle, report: ArticleReport, until: datetime, reason: str
     ) -> None:
+        """Send the article again at ``until`` (not an attempt: its host was not asked)."""
         report.status, report.reason, report.retry_at = DEFERRED, reason, format_time(until)
-        attempts = article.attempts + 1 if counted else article.attempts
-        self._store.defer(article.id, article.revision, Retry(until, attempts))
+        self._store.defer(article.id, article.revision, Retry(until, article.attempts))
 
     def _page(self, article: PendingArticle, report: ArticleReport, fetched: FetchResult) -> None:
         at = self._clock()
@@ -402,9 +401,11 @@ class PageExtractor:
             extraction = replace(extraction, content_hash=similar.content_hash(text))
             sketch = similar.sketch(text)
             copies = self._copies(article, extraction, sketch)
-        extraction = self._store.record(extraction, sketch, copies=copies)
+        extraction, adopted = self._store.record(extraction, sketch, copies=copies)
         report.status, report.reason, report.chars = verdict.status, verdict.reason, verdict.chars
         report.copy_of, report.copy_reason = extraction.copy_of, extraction.copy_reason
+        if adopted and copies is not None:  # published before the copies already stored
+            report.original_of, report.copy_reason = adopted, copies.reason
         report.canonical_ignored = ignored
 
     def _copies(

@@ -201,15 +201,17 @@ class ExtractionStore:
         sketch: Sequence[int] = (),
         retry: Retry | None = None,
         copies: Copies | None = None,
-    ) -> Extraction:
+    ) -> tuple[Extraction, list[int]]:
         """Store ``extraction`` (replacing an earlier revision's) with its sketch, and close its
         outbox row — or, with ``retry``, leave it to be sent again — in one transaction. With
         ``copies`` (the articles a key found), the one published first of them and this one is
         the original: this one is recorded as its copy, or, published first itself, becomes
-        the original of the others and of their copies. Returns what was stored."""
+        the original of the others and of their copies. Returns what was stored, and the
+        articles that became its copies."""
+        adopted: list[int] = []
         with self._db.transaction() as cursor:
             if copies is not None and copies.found:
-                extraction = _adopt(cursor, extraction, copies)
+                extraction, adopted = _adopt(cursor, extraction, copies)
             cursor.execute(_UPSERT, [getattr(extraction, name) for name in _COLUMNS])
             cursor.execute(
                 "DELETE FROM article_sketch WHERE article_id = %s", (extraction.article_id,)
@@ -228,7 +230,7 @@ class ExtractionStore:
                     "DELETE FROM extraction_outbox WHERE article_id = %s AND revision <= %s",
                     (extraction.article_id, extraction.revision),
                 )
-        return extraction
+        return extraction, adopted
 
     def by_key(self, article_id: int, page_key: str) -> set[int]:
         """Other articles stored under ``page_key``, or whose page named it too."""
@@ -337,13 +339,14 @@ def _defer(cursor: Cursor, article_id: int, revision: int, retry: Retry) -> None
     )
 
 
-def _adopt(cursor: Cursor, extraction: Extraction, copies: Copies) -> Extraction:
+def _adopt(cursor: Cursor, extraction: Extraction, copies: Copies) -> tuple[Extraction, list[int]]:
     """``extraction`` as a copy of the first published of ``copies``' originals, or, first
-    itself, with them (and their copies) re-pointed to it."""
+    itself, with them (and their copies) re-pointed to it: those it adopted."""
     me = extraction.article_id
-    originals = {_original(cursor, found) for found in copies.found} - {me, None}
+    roots = (_original(cursor, found) for found in copies.found)
+    originals = {root for root in roots if root is not None and root != me}
     if not originals:
-        return replace(extraction, copy_of=None, copy_reason=None)
+        return replace(extraction, copy_of=None, copy_reason=None), []
     cursor.execute(
         """
         SELECT id FROM raw_article WHERE id = ANY(%s)
@@ -353,7 +356,7 @@ def _adopt(cursor: Cursor, extraction: Extraction, copies: Copies) -> Extraction
     )
     first = _first(cursor)
     if first != me:
-        return replace(extraction, copy_of=first, copy_reason=copies.reason)
+        return replace(extraction, copy_of=first, copy_reason=copies.reason), []
     cursor.execute(
         "UPDATE article_extraction SET copy_of = %s WHERE copy_of = ANY(%s)",
         (me, list(originals)),
@@ -362,7 +365,7 @@ def _adopt(cursor: Cursor, extraction: Extraction, copies: Copies) -> Extraction
         "UPDATE article_extraction SET copy_of = %s, copy_reason = %s WHERE article_id = ANY(%s)",
         (me, copies.reason, list(originals)),
     )
-    return replace(extraction, copy_of=None, copy_reason=None)
+    return replace(extraction, copy_of=None, copy_reason=None), sorted(originals)
 
 
 def _first(cursor: Cursor) -> int | None:
