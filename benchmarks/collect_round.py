@@ -203,6 +203,8 @@ def newsdesk_rounds(
             SOURCES_PATH=str(sources),
             FETCH_TIMEOUT_SECONDS=str(timeout),
             FETCH_ALLOW_PRIVATE_NETWORKS="true",
+            # the collect path only: its articles link to no page
+            EXTRACT_ENABLED="false",
             POWERTOOLS_LOG_LEVEL="WARNING",
         )
         env.pop("AWS_ENDPOINT_URL", None)

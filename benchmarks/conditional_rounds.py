@@ -65,6 +65,8 @@ def run() -> None:
             os.environ,
             NEWSDESK_DATA_DIR=str(Path(folder) / "data"),
             FETCH_ALLOW_PRIVATE_NETWORKS="true",
+            # the collect path only: its articles link to no page
+            EXTRACT_ENABLED="false",
         )
         env.pop("AWS_ENDPOINT_URL", None)
         env.pop("DATABASE_URL", None)

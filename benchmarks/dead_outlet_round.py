@@ -51,6 +51,8 @@ def run(concurrency: int) -> None:
             NEWSDESK_DATA_DIR=str(Path(folder) / "data"),
             FETCH_TIMEOUT_SECONDS="2",
             FETCH_ALLOW_PRIVATE_NETWORKS="true",
+            # the collect path only: its articles link to no page
+            EXTRACT_ENABLED="false",
         )
         env.pop("AWS_ENDPOINT_URL", None)
         args = ["collect", "--sources", str(sources), "--json", "--concurrency", str(concurrency)]

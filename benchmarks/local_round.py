@@ -119,6 +119,8 @@ def main() -> None:
                     NEWSDESK_DATA_DIR=str(folder / f"data-{number}-{run}"),
                     FETCH_TIMEOUT_SECONDS=str(TIMEOUT),
                     FETCH_ALLOW_PRIVATE_NETWORKS="true",
+                    # the collect path only: its articles link to no page
+                    EXTRACT_ENABLED="false",
                     POWERTOOLS_LOG_LEVEL="WARNING",
                 )
                 for key in ("AWS_ENDPOINT_URL", "DATABASE_URL"):

@@ -9,14 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from newsdesk.core.messages import OutletMessage
+from newsdesk.core.entry import Entry
+from newsdesk.core.messages import ArticleMessage, OutletMessage
 from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Feed, Outlet
-from newsdesk_local.cli import OUTLET_DEAD_LETTERS, SCHEDULE_DEAD_LETTERS, main
+from newsdesk.storage.articles import Article, ArticleStore, Outbox
+from newsdesk_local.cli import (
+    ARTICLE_DEAD_LETTERS,
+    OUTLET_DEAD_LETTERS,
+    SCHEDULE_DEAD_LETTERS,
+    main,
+)
 from newsdesk_local.deadletters import TARGET_ATTRIBUTE
 from newsdesk_local.driver import FANOUT, scheduled_event
 from newsdesk_local.services import LocalServices
-from tests.conftest import rows
+from tests.conftest import EXTRACT_ON, article_page, rows
 
 pytestmark = pytest.mark.slow
 
@@ -35,8 +42,10 @@ def env(data_dir, postgres_url, tmp_path, serve):
     }
 
 
-def dead_letter(env, queue, body, **attributes):
-    """``body`` left in ``queue`` by an earlier run (kept in the data folder between runs)."""
+def dead_letter(env, queue, body, group=None, **attributes):
+    """``body`` left in ``queue`` by an earlier run (kept in the data folder between runs); in
+    a FIFO queue, in message group ``group``."""
+    fifo = {"MessageGroupId": group, "MessageDeduplicationId": body[:100]} if group else {}
     with LocalServices(Settings.from_env(env), env) as services:
         extra = {
             "MessageAttributes": {
@@ -48,6 +57,7 @@ def dead_letter(env, queue, body, **attributes):
             QueueUrl=services.queue_url(queue),
             MessageBody=body,
             **(extra if attributes else {}),
+            **fifo,
         )
 
 
@@ -129,3 +139,34 @@ def test_a_broken_state_file_is_one_line_not_a_traceback(env, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2
     assert all("aws-state.json: not the saved state of a local run" in line for line in err)
+
+
+def test_article_dead_letters_go_back_in_their_hosts_group_and_are_extracted(
+    env, serve, database, capsys
+):
+    # GIVEN an article whose message the extractor gave up on (its outbox row still waits)
+    url = serve("/view/1", body=article_page("국회 예산안 통과"), content_type="text/html")
+    entry = Entry("국회 예산안 통과", url, "", None, None)
+    ArticleStore(database).insert_articles(
+        "연합뉴스", "정치", [Article(entry, url)], datetime.now(UTC), Outbox()
+    )
+    with database.transaction() as cursor:
+        cursor.execute("UPDATE extraction_outbox SET sent_at = now()")
+    message = ArticleMessage(1, 0, url)
+    with LocalServices(Settings.from_env(env), env) as services:
+        services.client("sqs").send_message(
+            QueueUrl=services.queue_url(ARTICLE_DEAD_LETTERS),
+            MessageBody=message.to_json(),
+            MessageGroupId=message.host,
+            MessageDeduplicationId=message.deduplication_id,
+        )
+    dead_letter(env, ARTICLE_DEAD_LETTERS, "not an article message", group="x")
+    # WHEN redriven THEN it went back and was extracted; what is no article message stays
+    assert main(["dlq", "redrive", "--queue", "article"], env | EXTRACT_ON) == 0
+    out = capsys.readouterr().out
+    assert f"{ARTICLE_DEAD_LETTERS}: 1 messages sent back, 1 kept (not an article message)" in out
+    assert "Extractor: 1 extracted, 0 already done, 0 failed again" in out
+    with database.transaction() as cursor:
+        cursor.execute("SELECT status FROM article_extraction")
+        assert cursor.fetchall() == [("extract_ok",)]
+    assert waiting(env, ARTICLE_DEAD_LETTERS) == ["not an article message"]

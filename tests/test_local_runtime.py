@@ -11,6 +11,7 @@ import pytest
 from infra.local_resources import extract
 from infra.transform import load
 from newsdesk.core.errors import InfrastructureError
+from newsdesk.core.messages import ArticleMessage
 from newsdesk.core.settings import Settings
 from newsdesk_local import moto_process
 from newsdesk_local.driver import WORKER, drain, pool_of
@@ -227,3 +228,31 @@ def test_moto_process_names_the_response_path_the_runtime_does():
         RESPONSE_PATH,
         RESPONSE_LINE,
     )
+
+
+def test_a_fifo_queues_messages_are_kept_between_runs_in_their_groups(postgres_url, tmp_path):
+    # GIVEN twelve article messages of one host waiting when a run ends (more than one
+    # receive's ten: a FIFO queue gives no more of a group while some of it is in flight)
+    environ = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
+    settings = Settings(data_dir=tmp_path, database_url=postgres_url)
+    sent = [ArticleMessage(n, 0, f"https://www.yna.co.kr/view/{n}") for n in range(12)]
+    with LocalServices(settings, environ) as services:
+        for message in sent:
+            services.client("sqs").send_message(
+                QueueUrl=services.queue_url("ArticleQueue"),
+                MessageBody=message.to_json(),
+                MessageGroupId=message.host,
+                MessageDeduplicationId=message.deduplication_id,
+            )
+    # WHEN the next run starts THEN all twelve are there, in order, in the host's group
+    with LocalServices(settings, environ) as services:
+        sqs, url = services.client("sqs"), services.queue_url("ArticleQueue")
+        received = []
+        while batch := sqs.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["MessageGroupId"]
+        ).get("Messages", []):
+            received += batch
+            for message in batch:
+                sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+    assert [ArticleMessage.from_json(m["Body"]) for m in received] == sent
+    assert {m["Attributes"]["MessageGroupId"] for m in received} == {"www.yna.co.kr"}

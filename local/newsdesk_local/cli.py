@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import sys
+import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
@@ -38,6 +39,7 @@ EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_NO_FEED = 0, 1, 2, 3
 # The template's queues `dlq redrive` reads (their URLs are also the stack's outputs).
 OUTLET_QUEUE, OUTLET_DEAD_LETTERS = "OutletQueue", "OutletDeadLetterQueue"
 SCHEDULE_DEAD_LETTERS = "ScheduleDeadLetterQueue"
+ARTICLE_QUEUE, ARTICLE_DEAD_LETTERS = "ArticleQueue", "ArticleDeadLetterQueue"
 PAGE_MAX_BYTES = 2 * 1024 * 1024  # an article page's cap (issue 14), below a feed's
 
 
@@ -161,10 +163,10 @@ def _parser() -> argparse.ArgumentParser:
     dlq_commands = dlq.add_subparsers(required=True, metavar="COMMAND")
     redrive = dlq_commands.add_parser(
         "redrive",
-        help="send dead letters back: outlet messages to the worker's queue, "
-        "schedule events to their function",
+        help="send dead letters back: outlet messages to the worker's queue, article messages "
+        "to the extractor's, schedule events to their function",
     )
-    redrive.add_argument("--queue", choices=("outlet", "schedule"), default="outlet")
+    redrive.add_argument("--queue", choices=("outlet", "article", "schedule"), default="outlet")
     redrive.add_argument(
         "--stack",
         help="a deployed stack's name: its queues, with your AWS credentials "
@@ -302,10 +304,26 @@ def _dlq_redrive(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> 
         print(_redrive_deployed(args.stack, args.queue).line(), file=out)
         return 0
     from newsdesk_local import deadletters
-    from newsdesk_local.driver import drain_worker, invoke_function
+    from newsdesk_local.driver import drain_extractor, drain_worker, invoke_function
 
     with _runtime(env) as runtime:
         sqs = runtime.client("sqs")
+        if args.queue == "article":
+            redrive = deadletters.move_articles_back(
+                sqs,
+                runtime.queue_url(ARTICLE_DEAD_LETTERS),
+                runtime.queue_url(ARTICLE_QUEUE),
+                time.time(),
+            )
+            print(redrive.line(), file=out)
+            articles, failed_articles = drain_extractor(runtime)
+            repeated = sum(a.status == "repeated" for a in articles)
+            print(
+                f"Extractor: {len(articles) - repeated} extracted, {repeated} already done, "
+                f"{len(failed_articles)} failed again",
+                file=out,
+            )
+            return EXIT_FAILED if failed_articles else EXIT_OK
         if args.queue == "outlet":
             moved = deadletters.move_by_hand(
                 sqs, runtime.queue_url(OUTLET_DEAD_LETTERS), runtime.queue_url(OUTLET_QUEUE)
@@ -349,6 +367,10 @@ def _redrive_deployed(stack: str, queue: str) -> Any:
         if queue == "outlet":
             return deadletters.start_move_task(
                 sqs, urls[f"{OUTLET_DEAD_LETTERS}Url"], OUTLET_DEAD_LETTERS
+            )
+        if queue == "article":  # FIFO: sent back by hand, each in its host's group
+            return deadletters.move_articles_back(
+                sqs, urls[f"{ARTICLE_DEAD_LETTERS}Url"], urls[f"{ARTICLE_QUEUE}Url"], time.time()
             )
         lambda_client = boto3.client("lambda")
 

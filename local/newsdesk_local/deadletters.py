@@ -1,6 +1,11 @@
 """Dead letters, sent back: the outlet queue's (messages the worker failed three times) to the
-outlet queue, the schedules' (events EventBridge Scheduler could not deliver) to the function
-each names.
+outlet queue, the article queue's (messages the extractor failed three times: a database,
+DynamoDB or S3 fault) to the article queue, the schedules' (events EventBridge Scheduler could
+not deliver) to the function each names.
+
+The article queue is FIFO: each message goes back in its host's message group with a fresh
+deduplication id (SQS would drop a repeat of the old one within five minutes); the extractor
+then works on it if its outbox row still waits, and finds it `repeated` if not.
 
 In AWS the outlet queue's move is SQS's own message-move task; the emulator has none, so
 locally the same move is done message by message. A redriven outlet message older than
@@ -32,7 +37,12 @@ class Redrive:
                 f"{self.queue}: moving {self.moved} messages back (SQS message-move task "
                 f"{self.task})"
             )
-        kept = f", {self.kept} kept (no {TARGET_ATTRIBUTE})" if self.kept else ""
+        why = (
+            "not an article message"
+            if self.queue.startswith("Article")
+            else f"no {TARGET_ATTRIBUTE}"
+        )
+        kept = f", {self.kept} kept ({why})" if self.kept else ""
         return f"{self.queue}: {self.moved} messages sent back{kept}"
 
 
@@ -69,6 +79,35 @@ def move_by_hand(sqs: Any, source_url: str, destination_url: str) -> int:
         sqs.delete_message(QueueUrl=source_url, ReceiptHandle=message["ReceiptHandle"])
         moved += 1
     return moved
+
+
+def move_articles_back(sqs: Any, source_url: str, destination_url: str, at: float) -> Redrive:
+    """Each dead-lettered article message sent back to the article queue in its host's group,
+    then deleted; one that is not an article message stays."""
+    from newsdesk.core.errors import MessageError
+    from newsdesk.core.messages import ArticleMessage
+
+    moved = 0
+    kept: list[str] = []
+    for message in messages(sqs, source_url):
+        try:
+            article = ArticleMessage.from_json(message["Body"])
+        except MessageError:
+            kept.append(message["ReceiptHandle"])
+            continue
+        sqs.send_message(
+            QueueUrl=destination_url,
+            MessageBody=message["Body"],
+            MessageGroupId=article.host,
+            MessageDeduplicationId=f"{article.deduplication_id}-redriven-{int(at)}",
+        )
+        sqs.delete_message(QueueUrl=source_url, ReceiptHandle=message["ReceiptHandle"])
+        moved += 1
+    for handle in kept:
+        sqs.change_message_visibility(
+            QueueUrl=source_url, ReceiptHandle=handle, VisibilityTimeout=0
+        )
+    return Redrive("ArticleDeadLetterQueue", moved, len(kept))
 
 
 def start_move_task(sqs: Any, dead_letter_url: str, queue: str) -> Redrive:

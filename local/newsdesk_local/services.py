@@ -32,7 +32,7 @@ from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.settings import Settings
 from newsdesk.storage.database import Database
 from newsdesk.storage.migrate import migrate, pending
-from newsdesk_local.deadletters import message_attributes, messages
+from newsdesk_local.deadletters import message_attributes
 from newsdesk_local.infrastructure import REGION, Infrastructure, QueueAddress
 from newsdesk_local.saved_state import load_queues, load_tables, store_tables
 
@@ -262,10 +262,17 @@ class LocalServices:
         for logical_id, queued in load_queues(self.data_dir).items():
             for message in queued:
                 target, attributes = self._requeued(logical_id, message)
+                fifo = {}
+                if message.get("group"):  # a FIFO queue's: in its group, under its own id
+                    fifo = {
+                        "MessageGroupId": message["group"],
+                        "MessageDeduplicationId": message["deduplication_id"],
+                    }
                 sqs.send_message(
                     QueueUrl=self.queue_url(target),
                     MessageBody=message["body"],
                     **message_attributes(attributes),
+                    **fifo,
                 )
         dynamodb = self.client("dynamodb")
         for logical_id, items in load_tables(self.data_dir).items():
@@ -323,7 +330,7 @@ class LocalServices:
             ]
         sqs = self.client("sqs")
         queues = {
-            logical_id: [_saved_message(m) for m in messages(sqs, self.queue_url(logical_id))]
+            logical_id: [_saved_message(m) for m in _taken(sqs, self.queue_url(logical_id))]
             for logical_id in self.queues
         }
         store_tables(self.data_dir, tables, queues)
@@ -394,13 +401,35 @@ def read_only_database(settings: Settings) -> Iterator[Database | None]:
             server.cleanup()
 
 
+def _taken(sqs: Any, queue_url: str) -> list[dict[str, Any]]:
+    """Every message of the queue, each deleted once received (the emulator is stopping): a
+    FIFO queue gives no more of a message group while some of it is in flight."""
+    taken: list[dict[str, Any]] = []
+    while True:
+        received = sqs.receive_message(
+            QueueUrl=queue_url,
+            MaxNumberOfMessages=10,
+            MessageAttributeNames=["All"],
+            AttributeNames=["ApproximateReceiveCount", "MessageGroupId", "MessageDeduplicationId"],
+        ).get("Messages", [])
+        if not received:
+            return taken
+        for message in received:
+            sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+        taken += received
+
+
 def _saved_message(message: dict[str, Any]) -> dict[str, Any]:
-    """A message as the state file keeps it: body, attributes, and how often it was received
-    in all (this save's own receive not counted)."""
+    """A message as the state file keeps it: body, attributes, how often it was received in
+    all (this save's own receive not counted) and, in a FIFO queue, its group and id."""
     attributes = dict(message.get("MessageAttributes") or {})
     earlier = int(attributes.pop(RECEIVES, {}).get("StringValue", 0))
     receives = earlier + int(message["Attributes"]["ApproximateReceiveCount"]) - 1
-    return {"body": message["Body"], "attributes": attributes or None, "receives": receives}
+    saved = {"body": message["Body"], "attributes": attributes or None, "receives": receives}
+    if "MessageGroupId" in message["Attributes"]:
+        saved["group"] = message["Attributes"]["MessageGroupId"]
+        saved["deduplication_id"] = message["Attributes"]["MessageDeduplicationId"]
+    return saved
 
 
 def _each(action: Callable[[Any], None], items: Sequence[Any]) -> None:
