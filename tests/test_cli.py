@@ -341,7 +341,7 @@ def test_a_round_extracts_its_pages_and_the_commands_show_them(
         out,
         re.M,
     )
-    assert "Re-extracted 1 pages from the raw layer; 0 changed outcome" in out
+    assert "Re-extracted 1 pages from the raw layer; 0 changed outcome; 0 no longer kept" in out
     assert feed_server.requests["/view/1"] == fetched
     # AND `feeds` shows the host the pages came from
     assert main(["feeds"], env) == 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -16,9 +17,20 @@ from xml.sax.saxutils import escape
 
 import pytest
 
+from newsdesk.aws.article_queue import ArticleQueue
 from newsdesk.aws.state_table import StateTable
+from newsdesk.core.entry import Entry
+from newsdesk.core.messages import ArticleMessage
 from newsdesk.core.times import utc_now
-from newsdesk.storage.extractions import ExtractionStore
+from newsdesk.extract.extractor import relay
+from newsdesk.storage.articles import Article, ArticleStore
+from newsdesk.storage.extractions import (
+    RESEND_AFTER,
+    Copies,
+    Extraction,
+    ExtractionStore,
+    OutboxRow,
+)
 from newsdesk_local.driver import drain_extractor
 from newsdesk_local.feedserver import Route
 from tests.conftest import (
@@ -442,3 +454,123 @@ def test_one_host_at_a_time_across_extractor_containers(aws_env, database, feed_
         arrivals = [t for t, h, path in log if h.split(":")[0] == host and path != "/f.xml"]
         assert len(arrivals) == 4, host
         assert all(b - a >= 0.3 for a, b in itertools.pairwise(arrivals)), host
+
+
+# --- the outbox and the copy keys, against the review's cases ------------------------------
+
+
+def test_a_message_read_before_the_relay_commits_is_extracted_not_dropped(aws_env, database, serve):
+    # GIVEN an article queued (its row unsent), and a relay whose send delivers the message
+    # to an extractor that reads it (and fetches the page) before the relay's transaction
+    # commits: the extractor runs beside it, as in Lambda
+    fetched = threading.Event()
+    page = article_page("국회 예산안 통과")
+    url = serve("/view/1", body=page, content_type="text/html", before=fetched.set)
+    missing = aws_env.queue_url(ARTICLE_QUEUE).replace("articles.fifo", "gone.fifo")
+    collect(serve, [("국회 예산안 통과", url)], ARTICLE_QUEUE_URL=missing)
+    handler = container("extract", **EXTRACT_ON)
+    reports: list[dict[str, Any]] = []
+    extracting: list[threading.Thread] = []
+
+    def send(rows: list[OutboxRow]) -> list[OutboxRow]:
+        message = ArticleMessage(rows[0].article_id, rows[0].revision, rows[0].url, rows[0].sends)
+        event = {"Records": [_record(message.to_json(), "early")]}
+        thread = threading.Thread(target=lambda: reports.extend(handler(event)["articles"]))
+        thread.start()
+        extracting.append(thread)
+        assert fetched.wait(timeout=30)  # it took the message as its own: the page is asked
+        return rows
+
+    ExtractionStore(database).relay(send, utc_now(), 10)
+    extracting[0].join(timeout=60)
+    # THEN it was extracted once the relay committed, and nothing waits in the outbox
+    assert [r["status"] for r in reports] == ["extract_ok"]
+    assert outbox(database) == []
+
+
+def test_a_row_whose_message_was_lost_is_sent_again_under_a_new_id(aws_env, database, serve):
+    url = serve("/view/1", body=article_page("국회 예산안 통과"), content_type="text/html")
+    collect(serve, [("국회 예산안 통과", url)])
+    sqs, queue = aws_env.client("sqs"), aws_env.queue_url(ARTICLE_QUEUE)
+    sqs.purge_queue(QueueUrl=queue)  # the message is lost (or dead-lettered)
+    store = ExtractionStore(database)
+    queued = ArticleQueue(sqs, queue)
+    assert relay(store, queued, utc_now()) == 0  # sent, and not yet overdue
+    assert relay(store, queued, utc_now() + RESEND_AFTER + timedelta(minutes=1)) == 1
+    (message,) = sqs.receive_message(QueueUrl=queue, AttributeNames=["All"])["Messages"]
+    assert message["Attributes"]["MessageDeduplicationId"].endswith("-r0-s2")
+
+
+def test_a_revision_while_extraction_is_off_drops_what_was_queued_before(
+    aws_env, database, serve, extractor
+):
+    # GIVEN an article queued (its message in the queue), then revised while extraction is off
+    url = serve("/view/1", body=article_page("국회 예산안 통과"), content_type="text/html")
+    collect(serve, [("[1보] 국회 예산안 통과", url)])
+    revised = collect(serve, [("[종합] 국회 예산안 통과", url)], EXTRACT_ENABLED="false")
+    assert revised["outlets"][0]["revised"] == 1
+    # THEN the earlier revision's row is gone, and its message, delivered, writes nothing
+    assert outbox(database) == []
+    assert [r["status"] for r in extractor()] == ["repeated"]
+    assert extraction(database, 1) == {}
+
+
+def stored_articles(database: Any, minutes_ago: list[int]) -> list[int]:
+    """Articles published ``minutes_ago`` (each), stored in that order; their ids."""
+    now = utc_now()
+    store = ArticleStore(database)
+    for n, ago in enumerate(minutes_ago):
+        link = f"https://example.test/view/{n}"
+        entry = Entry(f"기사 {n}", link, "", None, now - timedelta(minutes=ago))
+        store.insert_articles("연합뉴스", "정치", [Article(entry, link)], now)
+    return sorted(article_ids(database).values())
+
+
+def ok(article_id: int, copies: set[int] | None = None) -> Any:
+    extraction = Extraction(article_id, 0, "extract_ok", None, 500, utc_now())
+    return extraction, (Copies(copies, "duplicate_by_content_hash") if copies else None)
+
+
+def copy_of(database: Any) -> dict[int, int | None]:
+    with database.transaction() as cursor:
+        cursor.execute("SELECT article_id, copy_of FROM article_extraction")
+        return dict(cursor.fetchall())
+
+
+def test_copies_keep_one_original_when_the_original_turns_out_a_copy(database):
+    # GIVEN Y published first, A, then B, a copy of A
+    y, a, b = stored_articles(database, [30, 20, 10])
+    store = ExtractionStore(database)
+    for article, copies in ((y, None), (a, None), (b, {a})):
+        extraction, found = ok(article, copies)
+        store.record(extraction, copies=found)
+    assert copy_of(database) == {y: None, a: None, b: a}
+    # WHEN A's text (a revision) turns out a copy of Y
+    extraction, found = ok(a, {y})
+    store.record(extraction, copies=found)
+    # THEN A and B are both Y's copies: no chain
+    assert copy_of(database) == {y: None, a: y, b: y}
+
+
+def test_an_original_arriving_late_takes_its_copys_issue(database):
+    # GIVEN a reprint B, extracted first and already in an issue
+    a, b = stored_articles(database, [20, 10])  # A published first, stored first too
+    store = ExtractionStore(database)
+    extraction, _ = ok(b)
+    store.record(extraction)
+    with database.transaction() as cursor:
+        cursor.execute("INSERT INTO category (name) VALUES ('x') ON CONFLICT DO NOTHING")
+        cursor.execute(
+            "INSERT INTO issue (category_id, title, size) SELECT id, 't', 3 FROM category"
+            " LIMIT 1 RETURNING id"
+        )
+        issue = cursor.fetchone()[0]
+        cursor.execute("UPDATE raw_article SET issue_id = %s WHERE id = %s", (issue, b))
+    # WHEN A, published before it, is found to be its original
+    extraction, found = ok(a, {b})
+    _, adopted = store.record(extraction, copies=found)
+    # THEN B is A's copy and A is in B's issue
+    assert (adopted, copy_of(database)) == ([b], {a: None, b: a})
+    with database.transaction() as cursor:
+        cursor.execute("SELECT issue_id FROM raw_article WHERE id = %s", (a,))
+        assert cursor.fetchone()[0] == issue

@@ -54,10 +54,10 @@ def test_an_outlets_extraction_settings_travel_with_its_feeds():
 
 
 def test_an_article_message_reads_back_and_is_keyed_by_its_host():
-    message = ArticleMessage(7, 1, "https://www.한겨레.test/view/7?x=1", attempt=2)
+    message = ArticleMessage(7, 1, "https://www.한겨레.test/view/7?x=1", send=2)
     assert ArticleMessage.from_json(message.to_json()) == message
     assert message.host == "www.xn--h89at9srwx.test"
-    assert message.deduplication_id == "7-r1-a2"
+    assert message.deduplication_id == "7-r1-s2"
 
 
 @pytest.mark.parametrize(

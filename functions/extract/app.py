@@ -41,6 +41,9 @@ logger = Logger()
 metrics = Metrics()
 # On a failure, only the failed record's message group (its host) is skipped.
 processor = SqsFifoPartialProcessor(skip_group_on_error=True)
+# a batch whose every record failed is reported like any other (as the worker's): the relay and
+# the metrics still run
+processor.raise_on_entire_batch_failure = False
 RETENTION_EVERY = timedelta(hours=1)
 
 
@@ -91,7 +94,7 @@ def handle(event: dict[str, Any], context: LambdaContext, extractor: Extractor) 
         logger.warning("extraction is off (EXTRACT_ENABLED=false): messages put back")
         for record in event["Records"]:
             message = ArticleMessage.from_json(record["body"])
-            extractor.store.unsend(message.article_id, message.revision)
+            extractor.store.defer(message.article_id, message.revision, utc_now())
         return {"batchItemFailures": [], "articles": [], "relayed": 0}
     record_handler = functools.partial(extract_record, extractor=extractor)
     with processor(records=event["Records"], handler=record_handler, lambda_context=context):

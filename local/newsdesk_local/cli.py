@@ -520,6 +520,7 @@ def _article_json(row: Any) -> dict[str, Any]:
 def _reextract(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk.aws.raw import RawStore
     from newsdesk.aws.state_table import StateTable
+    from newsdesk.core.errors import RawStoreError
     from newsdesk.extract.extractor import ArticleReport, ExtractPolicy, PageExtractor
     from newsdesk.storage.extractions import ExtractionStore
     from newsdesk_local.driver import EXTRACTOR
@@ -533,8 +534,13 @@ def _reextract(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> in
         states = StateTable(runtime.client("dynamodb"), settings.state_table_name)
         extractor = PageExtractor(ExtractPolicy.from_settings(settings), store, states, raw)
         done: list[tuple[str, ArticleReport]] = []
+        gone = 0
         for article, key, before in store.raw_pages(args.since):
-            page = raw.page(key)
+            try:
+                page = raw.page(key)
+            except RawStoreError:  # expired (ArticleTextRetentionDays) or removed
+                gone += 1
+                continue
             report = ArticleReport(article.id, article.revision, article.url, "", "")
             report.source, report.title = article.source, article.title
             extractor.judge(
@@ -549,7 +555,11 @@ def _reextract(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> in
     for was, report in done:
         print(f"{report.line(zone)} (was {was})", file=out)
     changed = sum(was != r.status for was, r in done)
-    print(f"Re-extracted {len(done)} pages from the raw layer; {changed} changed outcome", file=out)
+    print(
+        f"Re-extracted {len(done)} pages from the raw layer; {changed} changed outcome; "
+        f"{gone} no longer kept",
+        file=out,
+    )
     return EXIT_OK
 
 

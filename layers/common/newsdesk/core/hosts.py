@@ -35,9 +35,14 @@ class HostState:
     def breaker_at(self, at: datetime) -> str:
         return self._outlet().breaker_at(at)
 
-    def robots_fresh(self, at: datetime) -> bool:
+    def robots_fresh(self, at: datetime, unreachable_for: timedelta) -> bool:
+        """Whether the kept robots.txt answer still holds: ROBOTS_MAX_AGE, or, when it could
+        not be read, ``unreachable_for``."""
         fetched = self.robots_fetched_at
-        return fetched is not None and at - fetched < ROBOTS_MAX_AGE
+        unreachable = self.robots_status == ROBOTS_UNREACHABLE
+        return fetched is not None and at - fetched < (
+            unreachable_for if unreachable else ROBOTS_MAX_AGE
+        )
 
     @property
     def last_request_at(self) -> datetime | None:

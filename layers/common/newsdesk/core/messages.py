@@ -83,7 +83,7 @@ class ArticleMessage:
     article_id: int
     revision: int
     url: str
-    attempt: int = 0  # earlier fetches that failed for a passing reason
+    send: int = 0  # which send of its outbox row (each a new message for SQS)
 
     @property
     def host(self) -> str:
@@ -91,7 +91,7 @@ class ArticleMessage:
 
     @property
     def deduplication_id(self) -> str:
-        return f"{self.article_id}-r{self.revision}-a{self.attempt}"
+        return f"{self.article_id}-r{self.revision}-s{self.send}"
 
     def to_json(self) -> str:
         return json.dumps(
@@ -100,7 +100,7 @@ class ArticleMessage:
                 "article_id": self.article_id,
                 "revision": self.revision,
                 "url": self.url,
-                "attempt": self.attempt,
+                "send": self.send,
             },
             ensure_ascii=False,
         )
@@ -110,14 +110,14 @@ class ArticleMessage:
         try:
             data: Any = json.loads(body)
             article_id, revision, url = data["article_id"], data["revision"], data["url"]
-            attempt = int(data.get("attempt", 0))
+            send = int(data.get("send", 0))
         except (ValueError, KeyError, TypeError) as e:
             raise MessageError(f"not an article message: {type(e).__name__}: {e}") from e
         if not (isinstance(article_id, int) and isinstance(revision, int)):
             raise MessageError("not an article message: 'article_id' or 'revision' not a number")
         if not isinstance(url, str):
             raise MessageError("not an article message: 'url' is not text")
-        return cls(article_id, revision, url, attempt)
+        return cls(article_id, revision, url, send)
 
 
 def page_host(url: str) -> str:

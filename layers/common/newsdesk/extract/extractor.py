@@ -60,8 +60,10 @@ EXTRACT_ERROR = "extract_error"
 DEFERRED = "deferred"  # not fetched now: the host cools down, or its robots.txt is unreadable
 REPEATED = "repeated"  # a message delivered again, or superseded by a newer revision
 ROBOTS_MAX_BYTES = 512 * 1024  # as Google reads at most
-ROBOTS_KEPT_CHARS = 256 * 1024  # what the host's item keeps (DynamoDB's items hold 400 KB)
-MAX_CRAWL_DELAY = 60.0
+ROBOTS_KEPT_BYTES = 256 * 1024  # what the host's item keeps (DynamoDB's items hold 400 KB)
+# a robots.txt Crawl-delay is honoured up to this: a batch of the template's BatchSize (5)
+# at it, each page at the 10 s fetch bound, fits the extractor's 300 s
+MAX_CRAWL_DELAY = 30.0
 # Failures that may pass: tried again later, and the host's own (its breaker counts them).
 PASSING = ("timeout", "connection", "http_5xx", "http_429")
 RELAY_LIMIT = 500
@@ -168,7 +170,7 @@ class PageExtractor:
 
     def extract(self, message: ArticleMessage) -> ArticleReport:
         report = ArticleReport(message.article_id, message.revision, message.url, message.host, "")
-        article = self._store.pending(message.article_id, message.revision)
+        article = self._store.pending(message.article_id, message.revision, self._clock())
         if article is None:
             report.status = REPEATED
             return report
@@ -205,12 +207,9 @@ class PageExtractor:
     # --- politeness ----------------------------------------------------------------------
 
     def _rules(self, host: HostState, url: str) -> Protego | None:
-        """The host's robots.txt rules (read when the cached copy is a day old); None while it
-        cannot be read."""
-        at = self._clock()
-        if not host.robots_fresh(at) or (
-            host.robots_status == ROBOTS_UNREACHABLE and not self._retry_due(host, at)
-        ):
+        """The host's robots.txt rules (read again when the kept copy is a day old, or, when it
+        could not be read, a retry period); None while it cannot be read."""
+        if not host.robots_fresh(self._clock(), self._policy.retry_after):
             self._read_robots(host, url)
         if host.robots_status == ROBOTS_UNREACHABLE:
             return None
@@ -218,10 +217,6 @@ class PageExtractor:
         if key not in self._robots:
             self._robots[key] = Protego.parse(host.robots_txt or "")
         return self._robots[key]
-
-    def _retry_due(self, host: HostState, at: datetime) -> bool:
-        fetched = host.robots_fetched_at
-        return fetched is not None and at - fetched < self._policy.retry_after
 
     def _read_robots(self, host: HostState, url: str) -> None:
         robots_url = _robots_url(url)
@@ -240,8 +235,9 @@ class PageExtractor:
             host.robots_txt = None
         else:
             host.robots_status = ROBOTS_OK
-            text = fetched.content.decode("utf-8", errors="replace")
-            host.robots_txt = text[:ROBOTS_KEPT_CHARS]
+            # cut by bytes (DynamoDB counts them), at a character's boundary
+            kept = fetched.content.decode("utf-8", errors="replace").encode()[:ROBOTS_KEPT_BYTES]
+            host.robots_txt = kept.decode("utf-8", errors="ignore")
         finally:
             host.requested(self._clock())
         host.robots_fetched_at = self._clock()
@@ -321,7 +317,7 @@ class PageExtractor:
     ) -> None:
         """Send the article again at ``until`` (not an attempt: its host was not asked)."""
         report.status, report.reason, report.retry_at = DEFERRED, reason, format_time(until)
-        self._store.defer(article.id, article.revision, Retry(until, article.attempts))
+        self._store.defer(article.id, article.revision, until)
 
     def _page(self, article: PendingArticle, report: ArticleReport, fetched: FetchResult) -> None:
         at = self._clock()
@@ -360,6 +356,7 @@ class PageExtractor:
             http_status=http_status,
             final_url=final_url,
             raw_key=raw_key,
+            min_chars=article.min_chars,
         )
         if not judge.is_html(content_type, content):
             report.status, report.reason = EXTRACT_ERROR, "not_html"
@@ -450,7 +447,7 @@ def relay(store: ExtractionStore, queue: ArticleQueue, at: datetime) -> int:
     and raises nothing: what is stored is stored, and the outbox keeps what is not sent."""
 
     def send(rows: list[OutboxRow]) -> list[OutboxRow]:
-        by_message = {ArticleMessage(r.article_id, r.revision, r.url, r.attempts): r for r in rows}
+        by_message = {ArticleMessage(r.article_id, r.revision, r.url, r.sends): r for r in rows}
         return [by_message[m] for m in queue.send(list(by_message))]
 
     total = 0

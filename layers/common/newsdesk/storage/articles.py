@@ -156,29 +156,34 @@ def _mark_seen(
 
 
 def _revise(cursor: Cursor, stored: list[_Stored], seen_at: datetime) -> list[_Queued]:
-    """Revise the rows whose entry changed: the old title and time kept, the new stored."""
-    changed = [row for row in stored if row.changed]
-    if not changed:
-        return []
-    psycopg2.extras.execute_values(
-        cursor,
-        """
-        INSERT INTO article_revision (article_id, revision, title, published_at, changed_at)
-        VALUES %s ON CONFLICT DO NOTHING
-        """,
-        [(row.id, row.revision + 1, row.title, row.published_at, seen_at) for row in changed],
-    )
-    for row in changed:
+    """Revise the rows whose entry changed: the new title and time stored, the old kept in
+    article_revision, what was queued of an earlier revision dropped."""
+    revised: list[_Queued] = []
+    for row in (row for row in stored if row.changed):
         cursor.execute(
             """
             UPDATE raw_article
             SET title = %s, published_at = COALESCE(%s, published_at),
                 revision = revision + 1, last_changed_at = %s
             WHERE id = %s
+            RETURNING revision
             """,
             (row.entry.title, row.entry.published_at, seen_at, row.id),
         )
-    return [(row.id, row.revision + 1, row.url) for row in changed]
+        revision = int(cursor.fetchone()[0])  # type: ignore[index]
+        cursor.execute(
+            """
+            INSERT INTO article_revision (article_id, revision, title, published_at, changed_at)
+            VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING
+            """,
+            (row.id, revision, row.title, row.published_at, seen_at),
+        )
+        cursor.execute(
+            "DELETE FROM extraction_outbox WHERE article_id = %s AND revision < %s",
+            (row.id, revision),
+        )
+        revised.append((row.id, revision, row.url))
+    return revised
 
 
 _Queued = tuple[int, int, str]  # (article id, revision, link)
@@ -187,18 +192,6 @@ _Queued = tuple[int, int, str]  # (article id, revision, link)
 def _enqueue(cursor: Cursor, rows: list[_Queued], outbox: Outbox, at: datetime) -> None:
     if not rows:
         return
-    # a revision supersedes what was queued of the article before
-    cursor.execute(
-        """
-        DELETE FROM extraction_outbox
-        WHERE (article_id, revision) IN (
-            SELECT o.article_id, o.revision
-            FROM extraction_outbox o JOIN unnest(%s::bigint[], %s::integer[]) AS n (id, rev)
-                ON o.article_id = n.id AND o.revision < n.rev
-        )
-        """,
-        ([r[0] for r in rows], [r[1] for r in rows]),
-    )
     psycopg2.extras.execute_values(
         cursor,
         """

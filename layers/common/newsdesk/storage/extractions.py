@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import psycopg2.extensions
 import psycopg2.extras
@@ -26,6 +26,12 @@ BY_CONTENT_HASH = "duplicate_by_content_hash"
 BY_NEAR_DUPLICATE = "duplicate_by_near_duplicate"
 
 
+_COPIES_LOCK_KEY = 0x636F7079  # "copy"
+_MAX_CHAIN = 8
+RESEND_AFTER = timedelta(hours=3)  # longer than a message can wait and be received 3 times
+MAX_SENDS = 5
+
+
 @dataclass(frozen=True)
 class OutboxRow:
     article_id: int
@@ -33,6 +39,7 @@ class OutboxRow:
     url: str
     min_chars: int | None
     attempts: int
+    sends: int
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,7 @@ class Extraction:
     author: str | None = None
     language: str | None = None
     raw_key: str | None = None
+    min_chars: int | None = None
     copy_of: int | None = None
     copy_reason: str | None = None
 
@@ -81,6 +89,7 @@ _UPSERT = sql.SQL(
     """
     INSERT INTO article_extraction ({columns}) VALUES ({values})
     ON CONFLICT (article_id) DO UPDATE SET {updates}, text_removed_at = NULL
+    WHERE article_extraction.status <> 'extract_ok' OR EXCLUDED.status <> 'extract_error'
     """
 ).format(
     columns=sql.SQL(", ").join(map(sql.Identifier, _COLUMNS)),
@@ -101,10 +110,10 @@ class Copies:
 
 @dataclass(frozen=True)
 class Retry:
-    """Try the page again after ``not_before`` (a passing failure)."""
+    """Try the page again after ``not_before`` (a passing failure: ``attempts`` so far)."""
 
     not_before: datetime
-    attempts: int
+    attempts: int | None = None  # None: as they were
 
 
 @dataclass(frozen=True)
@@ -136,15 +145,25 @@ class ExtractionStore:
     ) -> int:
         """Offer ``send`` the unsent rows due at ``at`` (up to ``limit``, none that another
         relay holds) and mark those it sent; return how many. Should ``send`` raise, nothing
-        is marked: the rows are offered again by the next relay."""
+        is marked: the rows are offered again by the next relay. Rows sent ``RESEND_AFTER``
+        ago and still here (their message lost, or dead-lettered) are offered again first, up
+        to ``MAX_SENDS`` sends; each send is counted, for a deduplication id of its own."""
         with self._db.transaction() as cursor:
             cursor.execute(
+                "UPDATE extraction_outbox SET sent_at = NULL WHERE sent_at < %s AND sends < %s",
+                (at - RESEND_AFTER, MAX_SENDS),
+            )
+            cursor.execute(
                 """
-                SELECT article_id, revision, url, min_chars, attempts FROM extraction_outbox
-                WHERE sent_at IS NULL AND not_before <= %s
-                ORDER BY not_before, article_id
-                LIMIT %s
-                FOR UPDATE SKIP LOCKED
+                UPDATE extraction_outbox SET sends = sends + 1
+                WHERE (article_id, revision) IN (
+                    SELECT article_id, revision FROM extraction_outbox
+                    WHERE sent_at IS NULL AND not_before <= %s
+                    ORDER BY not_before, article_id
+                    LIMIT %s
+                    FOR UPDATE SKIP LOCKED
+                )
+                RETURNING article_id, revision, url, min_chars, attempts, sends
                 """,
                 (at, limit),
             )
@@ -163,37 +182,38 @@ class ExtractionStore:
             )
         return len(sent)
 
-    def pending(self, article_id: int, revision: int) -> PendingArticle | None:
-        """The article if its extraction of ``revision`` is still to be done (its outbox row
-        exists and was sent); None for a repeated or superseded message."""
+    def pending(self, article_id: int, revision: int, at: datetime) -> PendingArticle | None:
+        """The article if its extraction of ``revision`` is due at ``at`` (its outbox row is
+        there, its ``not_before`` passed); None for a message repeated, early (the row waits
+        for a retry) or superseded by a newer revision (whose row, if any, is the one to do:
+        this one is dropped). Whether the row was marked sent does not matter: a message can
+        arrive before the relay's transaction commits."""
         with self._db.transaction() as cursor:
             cursor.execute(
                 """
                 SELECT a.id, o.revision, a.origin_url, a.canonical_url, a.source, a.title,
-                       o.min_chars, o.attempts
+                       o.min_chars, o.attempts, a.revision, o.not_before <= %s
                 FROM extraction_outbox o JOIN raw_article a ON a.id = o.article_id
-                WHERE o.article_id = %s AND o.revision = %s AND o.sent_at IS NOT NULL
-                  AND a.revision = o.revision
+                WHERE o.article_id = %s AND o.revision = %s
                 """,
-                (article_id, revision),
+                (at, article_id, revision),
             )
             row = cursor.fetchone()
-        return PendingArticle(*row) if row else None
+            if row is None or not row[9]:
+                return None
+            if row[8] != row[1]:
+                cursor.execute(
+                    "DELETE FROM extraction_outbox WHERE article_id = %s AND revision = %s",
+                    (article_id, revision),
+                )
+                return None
+        return PendingArticle(*row[:8])
 
-    def defer(self, article_id: int, revision: int, retry: Retry) -> None:
-        """Send the message again after ``retry.not_before`` (a host cooling down, or robots.txt
-        that could not be read)."""
+    def defer(self, article_id: int, revision: int, not_before: datetime) -> None:
+        """Send the message again after ``not_before`` (a host cooling down; extraction
+        switched off: then ``not_before`` is now), its attempts as they were."""
         with self._db.transaction() as cursor:
-            _defer(cursor, article_id, revision, retry)
-
-    def unsend(self, article_id: int, revision: int) -> None:
-        """Mark the row unsent, for a relay to send again (extraction switched off)."""
-        with self._db.transaction() as cursor:
-            cursor.execute(
-                "UPDATE extraction_outbox SET sent_at = NULL "
-                "WHERE article_id = %s AND revision = %s",
-                (article_id, revision),
-            )
+            _defer(cursor, article_id, revision, Retry(not_before))
 
     def record(
         self,
@@ -233,14 +253,16 @@ class ExtractionStore:
         return extraction, adopted
 
     def by_key(self, article_id: int, page_key: str) -> set[int]:
-        """Other articles stored under ``page_key``, or whose page named it too."""
+        """Other articles, their page extracted, stored under ``page_key`` or whose page named
+        it too (a thin or empty page is no original to hide a good one behind)."""
         with self._db.transaction() as cursor:
             cursor.execute(
                 """
-                SELECT id FROM raw_article WHERE canonical_url = %(key)s AND id <> %(id)s
+                SELECT a.id FROM raw_article a JOIN article_extraction e ON e.article_id = a.id
+                WHERE a.canonical_url = %(key)s AND a.id <> %(id)s AND e.status = 'extract_ok'
                 UNION
                 SELECT article_id FROM article_extraction
-                WHERE page_key = %(key)s AND article_id <> %(id)s
+                WHERE page_key = %(key)s AND article_id <> %(id)s AND status = 'extract_ok'
                 """,
                 {"key": page_key, "id": article_id},
             )
@@ -293,14 +315,17 @@ class ExtractionStore:
 
     def raw_pages(self, since: datetime) -> list[tuple[PendingArticle, str, Extraction]]:
         """Articles extracted at or after ``since`` whose page is in the raw layer, for
-        `newsdesk reextract`: the article, the raw key, the extraction as it stands."""
+        `newsdesk reextract`: the article (as that page's revision), the raw key, the
+        extraction as it stands. An article waiting in the outbox (a newer revision, a retry)
+        is left to the extractor."""
         with self._db.transaction() as cursor:
             query = sql.SQL(
                 """
-                SELECT a.id, a.revision, a.origin_url, a.canonical_url, a.source, a.title,
-                       NULL, 0, {columns}
+                SELECT a.id, e.revision, a.origin_url, a.canonical_url, a.source, a.title,
+                       e.min_chars, 0, {columns}
                 FROM article_extraction e JOIN raw_article a ON a.id = e.article_id
                 WHERE e.extracted_at >= %s AND e.raw_key IS NOT NULL
+                  AND NOT EXISTS (SELECT 1 FROM extraction_outbox o WHERE o.article_id = a.id)
                 ORDER BY a.id
                 """
             ).format(columns=sql.SQL(", ").join(sql.Identifier("e", c) for c in _COLUMNS))
@@ -332,7 +357,8 @@ class ExtractionStore:
 def _defer(cursor: Cursor, article_id: int, revision: int, retry: Retry) -> None:
     cursor.execute(
         """
-        UPDATE extraction_outbox SET sent_at = NULL, not_before = %s, attempts = %s
+        UPDATE extraction_outbox
+        SET sent_at = NULL, not_before = %s, attempts = COALESCE(%s, attempts)
         WHERE article_id = %s AND revision = %s
         """,
         (retry.not_before, retry.attempts, article_id, revision),
@@ -343,6 +369,8 @@ def _adopt(cursor: Cursor, extraction: Extraction, copies: Copies) -> tuple[Extr
     """``extraction`` as a copy of the first published of ``copies``' originals, or, first
     itself, with them (and their copies) re-pointed to it: those it adopted."""
     me = extraction.article_id
+    # one adoption at a time: two extractors re-pointing the same copies must not cross
+    cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_COPIES_LOCK_KEY,))
     roots = (_original(cursor, found) for found in copies.found)
     originals = {root for root in roots if root is not None and root != me}
     if not originals:
@@ -355,7 +383,8 @@ def _adopt(cursor: Cursor, extraction: Extraction, copies: Copies) -> tuple[Extr
         ([*originals, me],),
     )
     first = _first(cursor)
-    if first != me:
+    if first != me:  # a copy: and so are its own copies, of the same original
+        cursor.execute("UPDATE article_extraction SET copy_of = %s WHERE copy_of = %s", (first, me))
         return replace(extraction, copy_of=first, copy_reason=copies.reason), []
     cursor.execute(
         "UPDATE article_extraction SET copy_of = %s WHERE copy_of = ANY(%s)",
@@ -364,6 +393,16 @@ def _adopt(cursor: Cursor, extraction: Extraction, copies: Copies) -> tuple[Extr
     cursor.execute(
         "UPDATE article_extraction SET copy_of = %s, copy_reason = %s WHERE article_id = ANY(%s)",
         (me, copies.reason, list(originals)),
+    )
+    # an issue made of a copy before its original arrived is the original's too
+    cursor.execute(
+        """
+        UPDATE raw_article SET issue_id = (
+            SELECT min(issue_id) FROM raw_article WHERE id = ANY(%s) AND issue_id IS NOT NULL
+        )
+        WHERE id = %s AND issue_id IS NULL
+        """,
+        (list(originals), me),
     )
     return replace(extraction, copy_of=None, copy_reason=None), sorted(originals)
 
@@ -375,8 +414,10 @@ def _first(cursor: Cursor) -> int | None:
 
 def _original(cursor: Cursor, article_id: int | None) -> int | None:
     """The article a copy copies, followed to the one that copies none (a copy's original is
-    never a copy: ``_adopt`` keeps chains one long)."""
-    while article_id is not None:
+    never a copy: ``_adopt`` keeps chains one long; the walk is bounded all the same)."""
+    for _ in range(_MAX_CHAIN):
+        if article_id is None:
+            return None
         cursor.execute(
             "SELECT copy_of FROM article_extraction WHERE article_id = %s", (article_id,)
         )
@@ -384,4 +425,4 @@ def _original(cursor: Cursor, article_id: int | None) -> int | None:
         if found is None:
             return article_id
         article_id = found
-    return None
+    return article_id

@@ -17,19 +17,22 @@ CREATE TABLE article_revision (
 -- The outbox: written in the transaction that stores (or revises) an article, read by a relay
 -- that sends one message per row to the article queue. A row stays until its extraction is
 -- recorded, so a crash between the commit and the send loses nothing; sent_at NULL means to
--- be sent (again) once not_before has passed.
+-- be sent (again) once not_before has passed; a row sent long ago and still here is sent again
+-- (its message was lost or dead-lettered), each send under a new deduplication id (sends).
 CREATE TABLE extraction_outbox (
     article_id  BIGINT NOT NULL REFERENCES raw_article (id),
     revision    INTEGER NOT NULL,
     url         TEXT NOT NULL,
     min_chars   INTEGER,  -- the outlet's extract_min_chars, when it sets one
     attempts    INTEGER NOT NULL DEFAULT 0,  -- fetches that failed for a passing reason
+    sends       INTEGER NOT NULL DEFAULT 0,  -- messages sent for the row
     not_before  TIMESTAMPTZ NOT NULL DEFAULT now(),
     enqueued_at TIMESTAMPTZ NOT NULL DEFAULT now(),
     sent_at     TIMESTAMPTZ,
     PRIMARY KEY (article_id, revision)
 );
 CREATE INDEX extraction_outbox_unsent ON extraction_outbox (not_before) WHERE sent_at IS NULL;
+CREATE INDEX extraction_outbox_sent ON extraction_outbox (sent_at) WHERE sent_at IS NOT NULL;
 
 -- An article's extraction, its latest revision's: the outcome with its reason, the text and
 -- what the page said of itself; copy_of names the article it copies and why.
@@ -52,6 +55,7 @@ CREATE TABLE article_extraction (
     author            TEXT,
     language          TEXT,
     raw_key           TEXT,  -- the page's body in the raw layer
+    min_chars         INTEGER,  -- the outlet's extract_min_chars it was judged with, if any
     copy_of           BIGINT REFERENCES raw_article (id),
     copy_reason       TEXT,
     extracted_at      TIMESTAMPTZ NOT NULL,
