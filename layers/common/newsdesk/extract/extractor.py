@@ -3,7 +3,7 @@ fetched politely, its text extracted and judged, its copy key looked up, the out
 
 Politeness, per host (``newsdesk.core.hosts``): the article queue's message groups are hosts,
 so one extractor at a time works on a host; here each request waits until
-``EXTRACT_HOST_INTERVAL_SECONDS`` (or the host's robots.txt ``Crawl-delay``, up to a minute)
+``EXTRACT_HOST_INTERVAL_SECONDS`` (or the host's robots.txt ``Crawl-delay``, up to 30 s)
 have passed since the host's previous answer, whichever container had it; robots.txt is read
 once a day per host and its rules honoured; failures of the host's own (no answer, 5xx, 429)
 in a row open its breaker, and while it is open the host's articles wait in the outbox.
@@ -57,7 +57,7 @@ from newsdesk.storage.extractions import (
 logger = Logger(child=True)
 
 EXTRACT_ERROR = "extract_error"
-DEFERRED = "deferred"  # not fetched now: the host cools down, or its robots.txt is unreadable
+DEFERRED = "deferred"  # not fetched now: its host's breaker is open
 REPEATED = "repeated"  # a message delivered again, or superseded by a newer revision
 ROBOTS_MAX_BYTES = 512 * 1024  # as Google reads at most
 ROBOTS_KEPT_BYTES = 256 * 1024  # what the host's item keeps (DynamoDB's items hold 400 KB)
