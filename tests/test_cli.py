@@ -332,6 +332,14 @@ def test_a_round_extracts_its_pages_and_the_commands_show_them(
         ("extract_ok", None),
         ("extract_error", "http_404"),
     ]
+    assert main(["articles"], env) == 0
+    out = capsys.readouterr().out
+    assert re.search(
+        r"^#\d+ 연합뉴스 \| 정치 \| ok \d+ chars \| no issue \| 국회 예산안 통과 \| http", out, re.M
+    )
+    assert re.search(
+        r"^#\d+ 연합뉴스 \| 정치 \| error \(http_404\) \| no issue \| 사라진 기사", out, re.M
+    )
     # AND `reextract` judges the kept page again without fetching it
     fetched = feed_server.requests["/view/1"]
     assert main(["reextract", "--since", "2000-01-01"], env) == 0

@@ -471,6 +471,7 @@ def _issues(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
 
 
 def _articles(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk.extract.extractor import ArticleReport
     from newsdesk.storage.extractions import ArticleRow, ExtractionStore
     from newsdesk_local.services import read_only_database
 
@@ -487,14 +488,18 @@ def _articles(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int
     if not rows:
         print(f"No article collected since {local_time(since, settings.zone)}.", file=out)
     for row, document in zip(rows, documents, strict=True):
-        extraction, copy = document["extraction"], document["copy_of"]
-        outcome = extraction["status"].removeprefix("extract_").replace("filtered_", "")
-        if extraction["chars"]:
-            outcome += f" {extraction['chars']} chars"
-        if extraction["reason"]:
-            outcome += f" ({extraction['reason']})"
-        if copy:
-            outcome += f", copy of #{copy['id']} ({copy['reason']})"
+        extraction = document["extraction"]
+        outcome = ArticleReport(
+            row.id,
+            row.revision,
+            row.url,
+            "",
+            extraction["status"],
+            extraction["reason"],
+            extraction["chars"] or 0,
+            row.copy_of,
+            row.copy_reason,
+        ).outcome(settings.zone)
         issue = f"issue #{row.issue_id}" if row.issue_id else "no issue"
         print(
             f"#{row.id} {row.source} | {row.category} | {outcome} | {issue} | {row.title} | "
