@@ -19,6 +19,7 @@ import pytest
 
 from newsdesk.aws.article_queue import ArticleQueue
 from newsdesk.aws.state_table import StateTable
+from newsdesk.collect.urls import canonical_url
 from newsdesk.core.entry import Entry
 from newsdesk.core.messages import ArticleMessage
 from newsdesk.core.times import utc_now
@@ -574,3 +575,20 @@ def test_an_original_arriving_late_takes_its_copys_issue(database):
     with database.transaction() as cursor:
         cursor.execute("SELECT issue_id FROM raw_article WHERE id = %s", (a,))
         assert cursor.fetchone()[0] == issue
+
+
+@pytest.mark.parametrize(
+    ("canonical", "ignored"),
+    [("https://other-outlet.example/view/1", "foreign_host"), ("/", "site_root")],
+)
+def test_a_canonical_that_cannot_be_the_articles_is_ignored_and_said_why(
+    aws_env, database, serve, extractor, canonical, ignored
+):
+    body = article_page("국회 예산안 통과", canonical=canonical)
+    url = serve("/view/20261201000001", body=body, content_type="text/html")
+    collect(serve, [("국회 예산안 통과", url)])
+    (report,) = extractor()
+    assert (report["status"], report["canonical_ignored"]) == ("extract_ok", ignored)
+    with database.transaction() as cursor:
+        cursor.execute("SELECT canonical_ignored, page_key FROM article_extraction")
+        assert cursor.fetchone() == (ignored, canonical_url(url))  # keyed by its own URL
