@@ -592,3 +592,20 @@ def test_a_canonical_that_cannot_be_the_articles_is_ignored_and_said_why(
     with database.transaction() as cursor:
         cursor.execute("SELECT canonical_ignored, page_key FROM article_extraction")
         assert cursor.fetchone() == (ignored, canonical_url(url))  # keyed by its own URL
+
+
+def test_a_revisions_page_that_fails_leaves_the_earlier_text(
+    aws_env, database, feed_server, serve, extractor
+):
+    url = serve("/view/1", body=article_page("국회 예산안 통과"), content_type="text/html")
+    collect(serve, [("[1보] 국회 예산안 통과", url)])
+    (first,) = extractor()
+    feed_server.add("/view/1", Route(b"busy", 503, "text/html"))
+    collect(serve, [("[종합] 국회 예산안 통과", url)])
+    (again,) = extractor()
+    assert (again["status"], again["reason"]) == ("extract_error", "http_503")
+    kept = extraction(database, first["article_id"])
+    assert (kept["status"], kept["has_text"]) == ("extract_ok", True)
+    with database.transaction() as cursor:
+        cursor.execute("SELECT count(*) FROM article_sketch")
+        assert cursor.fetchone()[0] > 0  # and its sketch, for the copies to come

@@ -2,8 +2,10 @@
 article's extraction with its copy key, and the near-duplicate index (migration 0004).
 
 An outbox row is the truth of "to be extracted": the extractor works on a message only while
-its row exists and was sent, and deletes the row in the transaction that records the outcome,
-so a message delivered twice, or sent twice by the relay, records nothing twice.
+its row exists and is due, and deletes the row in the transaction that records the outcome,
+so a message delivered twice, or sent twice by the relay, records nothing twice. A failure to
+fetch a page never replaces an extraction that gave text (a revision's page that timed out
+leaves the earlier revision's text, copy key and sketch as they were).
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ Cursor = psycopg2.extensions.cursor
 BY_CANONICAL_URL = "duplicate_by_canonical_url"
 BY_CONTENT_HASH = "duplicate_by_content_hash"
 BY_NEAR_DUPLICATE = "duplicate_by_near_duplicate"
-
 
 _COPIES_LOCK_KEY = 0x636F7079  # "copy"
 _MAX_CHAIN = 8
@@ -233,10 +234,12 @@ class ExtractionStore:
             if copies is not None and copies.found:
                 extraction, adopted = _adopt(cursor, extraction, copies)
             cursor.execute(_UPSERT, [getattr(extraction, name) for name in _COLUMNS])
-            cursor.execute(
-                "DELETE FROM article_sketch WHERE article_id = %s", (extraction.article_id,)
-            )
-            if sketch:
+            replaced = cursor.rowcount > 0  # not an error over a good extraction
+            if replaced:
+                cursor.execute(
+                    "DELETE FROM article_sketch WHERE article_id = %s", (extraction.article_id,)
+                )
+            if sketch and replaced:
                 psycopg2.extras.execute_values(
                     cursor,
                     "INSERT INTO article_sketch (value, article_id) VALUES %s "
