@@ -609,3 +609,25 @@ def test_a_revisions_page_that_fails_leaves_the_earlier_text(
     with database.transaction() as cursor:
         cursor.execute("SELECT count(*) FROM article_sketch")
         assert cursor.fetchone()[0] > 0  # and its sketch, for the copies to come
+
+
+def test_extraction_switched_off_puts_the_messages_back_for_later(
+    aws_env, database, feed_server, serve, extractor
+):
+    url = serve("/view/1", body=article_page("국회 예산안 통과"), content_type="text/html")
+    collect(serve, [("국회 예산안 통과", url)])
+    # WHEN the extractor gets the message while extraction is off THEN nothing is fetched and
+    # the row waits unsent
+    assert extractor(EXTRACT_ENABLED="false") == []
+    assert feed_server.requests["/view/1"] == 0
+    assert [r[3] for r in outbox(database)] == [False]
+    # AND once it is on again, the next relay sends it and the page is extracted
+    assert (
+        relay(
+            ExtractionStore(database),
+            ArticleQueue(aws_env.client("sqs"), aws_env.queue_url(ARTICLE_QUEUE)),
+            utc_now(),
+        )
+        == 1
+    )
+    assert [r["status"] for r in extractor()] == ["extract_ok"]

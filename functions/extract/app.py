@@ -26,7 +26,7 @@ from newsdesk.aws.clients import dynamodb_client, s3_client, sqs_client
 from newsdesk.aws.metrics import add_article_metrics
 from newsdesk.aws.raw import RawStore
 from newsdesk.aws.state_table import StateTable
-from newsdesk.core.errors import NewsdeskError, SettingsError
+from newsdesk.core.errors import MessageError, NewsdeskError, SettingsError
 from newsdesk.core.messages import ArticleMessage
 from newsdesk.core.settings import Settings
 from newsdesk.core.times import utc_now
@@ -93,8 +93,12 @@ def handle(event: dict[str, Any], context: LambdaContext, extractor: Extractor) 
         # unsent (no relay runs while it is off), to be sent when it is switched back on.
         logger.warning("extraction is off (EXTRACT_ENABLED=false): messages put back")
         for record in event["Records"]:
-            message = ArticleMessage.from_json(record["body"])
+            try:
+                message = ArticleMessage.from_json(record["body"])
+            except MessageError:
+                continue  # nothing of ours to put back
             extractor.store.defer(message.article_id, message.revision, utc_now())
+        metrics.add_metric("ArticleMessagesPutBack", MetricUnit.Count, len(event["Records"]))
         return {"batchItemFailures": [], "articles": [], "relayed": 0}
     record_handler = functools.partial(extract_record, extractor=extractor)
     with processor(records=event["Records"], handler=record_handler, lambda_context=context):
