@@ -215,6 +215,9 @@ def test_cluster_and_issues_commands(data_dir, serve, database, postgres_url, ca
     env = environ(data_dir, DATABASE_URL=postgres_url)
     assert main(["collect", "--sources", str(sources), "--json"], env) == 0
     capsys.readouterr()
+    # a replay as of a time before the articles were collected finds nothing
+    assert main(["cluster", "--at", "2026-01-01T00:00:00Z", "--json"], env) == 0
+    assert json.loads(capsys.readouterr().out)["issues_created"] == 0
     # WHEN a clustering pass runs THEN one issue of the three, in the contract's shape
     assert main(["cluster", "--json"], env) == 0
     result = json.loads(capsys.readouterr().out)

@@ -8,6 +8,8 @@ import pytest
 
 from newsdesk.cluster.job import ClusterPolicy, run_clustering
 from newsdesk.core.entry import Entry
+from newsdesk.core.errors import MessageError
+from newsdesk.core.times import format_time
 from newsdesk.storage.articles import Article, ArticleStore
 from newsdesk.storage.database import Database
 from newsdesk.storage.issues import list_issues
@@ -219,3 +221,24 @@ def test_an_article_waiting_for_its_page_waits_a_while_then_is_clustered(databas
     assert cluster(database, pending_wait=wait).issues == []
     later = cluster(database, clock=lambda: NOW + timedelta(minutes=31), pending_wait=wait)
     assert [sorted(i.article_ids) for i in later.issues] == [[1, 2, 3]]
+
+
+def test_a_run_as_if_it_were_earlier_sees_no_later_article(database):
+    # GIVEN one story collected two hours ago and another now
+    store(database, "사회", STORIES["사회"][:3], collected_at=NOW - timedelta(hours=2))
+    store(database, "경제", STORIES["경제"][:3], collected_at=NOW, start=10)
+    # WHEN a run is replayed as of an hour ago THEN it sees the first story only
+    earlier = cluster(database, clock=lambda: NOW - timedelta(hours=1))
+    assert [(i.category, len(i.article_ids)) for i in earlier.issues] == [("사회", 3)]
+    # AND the run at now finds the second
+    assert [i.category for i in cluster(database).issues] == ["경제"]
+
+
+def test_the_cluster_function_replays_the_time_its_event_names(database, postgres_url):
+    store(database, "사회", STORIES["사회"][:3], collected_at=NOW - timedelta(hours=2))
+    store(database, "경제", STORIES["경제"][:3], collected_at=NOW, start=10)
+    replay = load_event("cluster") | {"at": format_time(NOW - timedelta(hours=1))}
+    run = invoke("cluster", replay, DATABASE_URL=postgres_url)
+    assert [i["category"] for i in run["issues"]] == ["사회"]
+    with pytest.raises(MessageError, match="'at' is not an ISO 8601 time"):
+        invoke("cluster", load_event("cluster") | {"at": "yesterday"}, DATABASE_URL=postgres_url)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -11,7 +12,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from newsdesk.aws.metrics import add_counts
 from newsdesk.cluster.job import ClusterPolicy, run_clustering
+from newsdesk.core.errors import MessageError
 from newsdesk.core.settings import Settings
+from newsdesk.core.times import parse_time, utc_now
 from newsdesk.storage.database import Database, database_from
 
 logger = Logger()
@@ -30,6 +33,18 @@ class Cluster:
         return cls(database_from(settings), ClusterPolicy.from_settings(settings))
 
 
+def replay_time(event: dict[str, Any]) -> datetime | None:
+    """The event's ``at`` (`newsdesk cluster --at`): cluster as if it were then, over the
+    articles collected up to then; None (a schedule's event): now."""
+    at = event.get("at")
+    if at is None:
+        return None
+    try:
+        return parse_time(str(at))
+    except ValueError:
+        raise MessageError(f"'at' is not an ISO 8601 time: {at!r}") from None
+
+
 @functools.cache
 def container() -> Cluster:
     """Built on the first invocation and kept for the container's life (its connection too)."""
@@ -44,6 +59,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
 def handle(event: dict[str, Any], context: LambdaContext, deps: Cluster) -> dict[str, Any]:
-    run = run_clustering(deps.database, deps.policy)
+    at = replay_time(event)
+    run = run_clustering(deps.database, deps.policy, clock=(lambda: at) if at else utc_now)
     add_counts(metrics, run.metric_counts())
     return run.as_dict()

@@ -127,6 +127,12 @@ def _parser() -> argparse.ArgumentParser:
 
     cluster = commands.add_parser("cluster", help="run one clustering pass locally")
     cluster.add_argument("--json", action="store_true", help="print one JSON object")
+    cluster.add_argument(
+        "--at",
+        type=_time,
+        help="cluster as if it were TIME: the window ends then, later articles unseen "
+        "(ISO 8601, UTC if bare; for backfills and replays)",
+    )
     cluster.set_defaults(run=_cluster)
 
     issues = commands.add_parser("issues", help="list the newest issues and their articles")
@@ -447,8 +453,11 @@ def _reparse(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
 def _cluster(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk_local.driver import CLUSTER, invoke_function, scheduled_event
 
+    event = scheduled_event(args.at or datetime.now(UTC))
+    if args.at is not None:
+        event["at"] = format_time(args.at)
     with _runtime(env) as runtime:
-        run = invoke_function(runtime, CLUSTER, scheduled_event(datetime.now(UTC)))
+        run = invoke_function(runtime, CLUSTER, event)
     if args.json:
         _dump(_cluster_json(run), out)
     else:

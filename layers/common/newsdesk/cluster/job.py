@@ -122,15 +122,18 @@ def run_clustering(
             return run
         now = clock()
         wait = policy.pending_wait
+        # the window ends at the run's time: a replay (``clock`` in the past) sees no later
+        # article
         articles = window(
             database,
             now - timedelta(hours=policy.window_hours),
             pending_before=None if wait is None else now - wait,
             copies=policy.copies_count,
+            until=now,
         )
         for _, group in itertools.groupby(articles, key=lambda a: a.category_id):
             _cluster_category(database, list(group), policy, run)
-        run.copies_attached = attach_copies(database)
+        run.copies_attached = attach_copies(database, until=now)
     logger.info(
         "clustering run finished",
         extra={

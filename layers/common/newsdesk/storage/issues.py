@@ -50,8 +50,10 @@ def window(
     since: datetime,
     pending_before: datetime | None = None,
     copies: bool = False,
+    until: datetime | None = None,
 ) -> list[WindowArticle]:
-    """The articles collected since ``since``, by category, in ascending id order, but those
+    """The articles collected since ``since`` (and up to ``until``: a run as if it were then),
+    by category, in ascending id order, but those
     whose page was too thin to be an article, copies of another (unless ``copies``: they join
     their original's issue, ``attach_copies``), and those still waiting for their extraction
     that were collected after ``pending_before`` (their text may yet show them thin or a copy;
@@ -64,26 +66,30 @@ def window(
             JOIN category c ON c.id = a.category_id
             LEFT JOIN article_extraction e ON e.article_id = a.id
             WHERE a.collected_at >= %(since)s
+              AND (%(until)s::timestamptz IS NULL OR a.collected_at <= %(until)s)
               AND (e.status IS NULL OR e.status <> 'filtered_thin')
               AND (%(copies)s OR e.copy_of IS NULL)
               AND (%(pending_before)s::timestamptz IS NULL OR a.collected_at < %(pending_before)s
                    OR NOT EXISTS (SELECT 1 FROM extraction_outbox o WHERE o.article_id = a.id))
             ORDER BY a.category_id, a.id
             """,
-            {"since": since, "copies": copies, "pending_before": pending_before},
+            {"since": since, "until": until, "copies": copies, "pending_before": pending_before},
         )
         return [WindowArticle(*row) for row in cursor.fetchall()]
 
 
-def attach_copies(database: Database) -> int:
-    """Put every copy not in an issue into its original's issue; return how many."""
+def attach_copies(database: Database, until: datetime | None = None) -> int:
+    """Put every copy not in an issue (collected up to ``until``) into its original's issue;
+    return how many."""
     with database.transaction() as cursor:
         cursor.execute(
             """
             UPDATE raw_article a SET issue_id = o.issue_id
             FROM article_extraction e JOIN raw_article o ON o.id = e.copy_of
             WHERE a.id = e.article_id AND a.issue_id IS NULL AND o.issue_id IS NOT NULL
-            """
+              AND (%(until)s::timestamptz IS NULL OR a.collected_at <= %(until)s)
+            """,
+            {"until": until},
         )
         return int(cursor.rowcount)
 
