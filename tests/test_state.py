@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from newsdesk.aws.state_table import from_item, to_item
+from newsdesk.core.hosts import HostState
 from newsdesk.core.schedule import (
     BREAKER_CLOSED,
     BREAKER_HALF_OPEN,
@@ -90,3 +91,15 @@ def test_breaker_states(trips_before, at, mode):
     assert outlet.breaker_at(at) == mode
     outlet.closed()
     assert (outlet.breaker_at(at), outlet.trips) == (BREAKER_CLOSED, 0)
+
+
+def test_a_host_fails_until_a_page_comes_back_and_its_breaker_closes():
+    at = datetime(2026, 12, 1, tzinfo=UTC)
+    host = HostState("www.yna.co.kr")
+    assert not host.failing(at)
+    host.failed(at, "HTTP 503", max_failures=2, policy=BreakerPolicy())
+    assert host.failing(at)  # one in a row, breaker still closed
+    host.failed(at, "HTTP 503", max_failures=2, policy=BreakerPolicy())
+    assert host.breaker == "open"
+    host.succeeded()
+    assert not host.failing(at)

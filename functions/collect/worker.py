@@ -58,9 +58,10 @@ def worker_from(settings: Settings, dynamodb: DynamoDBClient | None = None) -> W
 
 
 def _outbox(settings: Settings, database: Database) -> tuple[ExtractionStore, ArticleQueue] | None:
-    if not (settings.extract_enabled and settings.article_queue_url):
+    queue = settings.extraction_queue
+    if queue is None:
         return None
-    return ExtractionStore(database), ArticleQueue(sqs_client(), settings.article_queue_url)
+    return ExtractionStore(database), ArticleQueue(sqs_client(), queue)
 
 
 @functools.cache

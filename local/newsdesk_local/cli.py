@@ -634,11 +634,7 @@ def _feeds(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         known = {args.source: known[args.source]}
     now = utc_now()
     shown = feeds.ordered(known.values(), now, args.failing)
-    hosts = [
-        h
-        for h in store.hosts()
-        if not args.failing or h.consecutive_failures or h.breaker_at(now) != "closed"
-    ]
+    hosts = [h for h in store.hosts() if not args.failing or h.failing(now)]
     if args.json:
         _dump({**feeds.as_json(shown, now), "hosts": feeds.hosts_json(hosts, now)}, out)
         return 0

@@ -107,22 +107,6 @@ EXTRACT_METRICS = {
 }
 
 
-def article_counts(
-    status: str,
-    reason: str | None,
-    copy_reason: str | None,
-    canonical_ignored: bool,
-    host_tripped: bool,
-) -> dict[str, int]:
-    """One article's outcome as counts by EXTRACT_METRICS's keys."""
-    keys = {status, f"{status}:{reason}", copy_reason or ""}
-    if canonical_ignored:
-        keys.add("canonical_ignored")
-    if host_tripped:
-        keys.add("host_breaker_tripped")
-    return {name: int(key in keys) for name, key in EXTRACT_METRICS.items()}
-
-
 def add_article_metrics(
     metrics: Metrics,
     status: str,
@@ -131,5 +115,10 @@ def add_article_metrics(
     canonical_ignored: bool,
     host_tripped: bool,
 ) -> None:
-    counts = article_counts(status, reason, copy_reason, canonical_ignored, host_tripped)
-    add_counts(metrics, counts)
+    """One article's outcome, as a count (0 or 1) of each of EXTRACT_METRICS."""
+    keys = {status, f"{status}:{reason}", copy_reason or ""}
+    if canonical_ignored:
+        keys.add("canonical_ignored")
+    if host_tripped:
+        keys.add("host_breaker_tripped")
+    add_counts(metrics, {name: int(key in keys) for name, key in EXTRACT_METRICS.items()})

@@ -71,7 +71,7 @@ class EntryFilter:
         return cls(
             PhotoFilter(settings.photo_title_patterns),
             timedelta(hours=settings.entry_max_age_hours),
-            extract=settings.extract_enabled and settings.article_queue_url is not None,
+            extract=settings.extraction_queue is not None,
         )
 
     def outbox(self, feed: Feed) -> Outbox | None:

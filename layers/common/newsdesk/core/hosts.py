@@ -35,6 +35,10 @@ class HostState:
     def breaker_at(self, at: datetime) -> str:
         return self._outlet().breaker_at(at)
 
+    def failing(self, at: datetime) -> bool:
+        """A failure in a row not yet followed by a page, or a breaker not closed."""
+        return bool(self.consecutive_failures) or self.breaker_at(at) != BREAKER_CLOSED
+
     def robots_fresh(self, at: datetime, unreachable_for: timedelta) -> bool:
         """Whether the kept robots.txt answer still holds: ROBOTS_MAX_AGE, or, when it could
         not be read, ``unreachable_for``."""

@@ -185,6 +185,12 @@ class Settings:
         """NEWSDESK_TIMEZONE's zone (checked by ``from_env`` when it is set)."""
         return _zone(self.timezone, "NEWSDESK_TIMEZONE")
 
+    @property
+    def extraction_queue(self) -> str | None:
+        """Where new articles are queued for extraction: ARTICLE_QUEUE_URL, unless extraction
+        is off (EXTRACT_ENABLED=false) or there is no queue."""
+        return self.article_queue_url if self.extract_enabled else None
+
     def require_queue_url(self) -> str:
         if not self.outlet_queue_url:
             raise SettingsError("OUTLET_QUEUE_URL is not set")

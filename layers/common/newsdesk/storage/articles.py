@@ -89,7 +89,6 @@ class _Stored:
     url: str
     title: str
     published_at: datetime | None
-    revision: int
     entry: Entry
 
     @property
@@ -107,7 +106,7 @@ def _split_stored(
     the stored rows the first two matched)."""
     cursor.execute(
         """
-        SELECT canonical_url, id, origin_url, title, published_at, revision
+        SELECT canonical_url, id, origin_url, title, published_at
         FROM raw_article WHERE canonical_url = ANY(%s)
         """,
         ([a.canonical_url for a in articles],),
@@ -115,7 +114,7 @@ def _split_stored(
     stored_urls = {row[0]: row[1:] for row in cursor.fetchall()}
     cursor.execute(
         """
-        SELECT guid, id, origin_url, title, published_at, revision
+        SELECT guid, id, origin_url, title, published_at
         FROM raw_article WHERE source = %s AND guid = ANY(%s)
         """,
         (source, [a.entry.guid for a in articles if a.entry.guid]),
@@ -135,7 +134,7 @@ def _split_stored(
         else:
             fresh.append(article)
             continue
-        stored.setdefault(row[0], _Stored(row[0], row[1], row[2], row[3], row[4], article.entry))
+        stored.setdefault(row[0], _Stored(row[0], row[1], row[2], row[3], article.entry))
     return by_url, by_guid, fresh, list(stored.values())
 
 
