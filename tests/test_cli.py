@@ -221,14 +221,26 @@ def test_cluster_and_issues_commands(data_dir, serve, database, postgres_url, ca
     # WHEN a clustering pass runs THEN one issue of the three, in the contract's shape
     assert main(["cluster", "--json"], env) == 0
     result = json.loads(capsys.readouterr().out)
-    assert set(result) == {"issues_created", "articles_clustered", "issues"}
+    assert set(result) == {
+        "issues_created",
+        "issues_updated",
+        "issues_closed",
+        "articles_clustered",
+        "articles_joined",
+        "issues",
+        "updated",
+        "closed",
+    }
     assert (result["issues_created"], result["articles_clustered"]) == (1, 3)
     (issue,) = result["issues"]
-    assert set(issue) == {"id", "category", "title", "article_ids"}
+    assert set(issue) == {"id", "category", "title", "article_ids", "version"}
     assert (issue["category"], issue["title"], len(issue["article_ids"])) == ("경제", title, 3)
     # AND a second pass creates nothing
     assert main(["cluster"], env) == 0
-    assert "Issues: 0 created, 0 articles clustered, 0 left single" in capsys.readouterr().out
+    assert (
+        "Issues: 0 created, 0 grown, 0 closed; 0 articles clustered (0 joined an open issue), "
+        "0 left single" in capsys.readouterr().out
+    )
     # AND `issues` lists it with its articles
     assert main(["issues", "--json"], env) == 0
     (listed,) = json.loads(capsys.readouterr().out)["issues"]
@@ -237,7 +249,9 @@ def test_cluster_and_issues_commands(data_dir, serve, database, postgres_url, ca
     assert main(["issues"], env) == 0
     out = capsys.readouterr().out
     assert re.search(
-        rf"\[경제\] {re.escape(title)} \(3 articles, \d{{4}}-\d\d-\d\d \d\d:\d\d KST\)", out
+        rf"\[경제\] {re.escape(title)} \(3 articles, \d{{4}}-\d\d-\d\d \d\d:\d\d KST; open, "
+        r"version 1\)",
+        out,
     )
     assert re.search(rf"^    #\d+ 언론사1: {re.escape(title)} \(no text\)$", out, re.M)
 

@@ -192,7 +192,16 @@ def test_cluster_image_function(template):
     assert f"def {function}(" in source.read_text()
     schedules = [e["Properties"] for e in props["Events"].values()]
     assert {s["ScheduleExpressionTimezone"] for s in schedules} == {"Asia/Seoul"}
-    assert len(schedules) == 2
+    # every round, or the two editions (ClusterCadence): one of the two is enabled
+    states = {name: e["Properties"]["State"]["Fn::If"] for name, e in props["Events"].items()}
+    assert states == {
+        "AfterEachRound": ["ClusterEveryRound", "ENABLED", "DISABLED"],
+        "BeforeMorningEdition": ["ClusterEveryRound", "DISABLED", "ENABLED"],
+        "BeforeEveningEdition": ["ClusterEveryRound", "DISABLED", "ENABLED"],
+    }
+    assert props["Events"]["AfterEachRound"]["Properties"]["ScheduleExpression"] == {
+        "Ref": "ClusterRoundSchedule"
+    }
     assert (ROOT / "events" / "cluster.json").is_file()
 
 

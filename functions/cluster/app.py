@@ -1,4 +1,5 @@
-"""Cluster function (container image): one clustering pass over the recent articles."""
+"""Cluster function (container image): one clustering pass over the recent articles, then the
+issue events it (or an earlier run) wrote published to the stack's event bus."""
 
 from __future__ import annotations
 
@@ -10,12 +11,16 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from newsdesk.aws.clients import events_client
+from newsdesk.aws.issue_bus import IssueBus
 from newsdesk.aws.metrics import add_counts
-from newsdesk.cluster.job import ClusterPolicy, run_clustering
+from newsdesk.cluster.events import relay_events
+from newsdesk.cluster.job import ClusterPolicy, ClusterRun, run_clustering
 from newsdesk.core.errors import MessageError
 from newsdesk.core.settings import Settings
 from newsdesk.core.times import parse_time, utc_now
 from newsdesk.storage.database import Database, database_from
+from newsdesk.storage.issue_events import SOURCE, IssueEventStore
 
 logger = Logger()
 metrics = Metrics()
@@ -23,14 +28,21 @@ metrics = Metrics()
 
 @dataclass(frozen=True)
 class Cluster:
-    """What the cluster function works with."""
+    """What the cluster function works with; ``bus`` None (no EVENT_BUS_NAME): events stay in
+    the outbox (`newsdesk events` shows them)."""
 
     database: Database
     policy: ClusterPolicy
+    bus: IssueBus | None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Cluster:
-        return cls(database_from(settings), ClusterPolicy.from_settings(settings))
+        bus = settings.event_bus_name
+        return cls(
+            database_from(settings),
+            ClusterPolicy.from_settings(settings),
+            IssueBus(events_client(), bus, SOURCE) if bus else None,
+        )
 
 
 def replay_time(event: dict[str, Any]) -> datetime | None:
@@ -60,6 +72,14 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
 @metrics.log_metrics
 def handle(event: dict[str, Any], context: LambdaContext, deps: Cluster) -> dict[str, Any]:
     at = replay_time(event)
-    run = run_clustering(deps.database, deps.policy, clock=(lambda: at) if at else utc_now)
+
+    def publish(run: ClusterRun) -> None:
+        if deps.bus is not None:
+            store = IssueEventStore(deps.database)
+            run.events_published, run.events_failed = relay_events(store, deps.bus, utc_now())
+
+    run = run_clustering(
+        deps.database, deps.policy, clock=(lambda: at) if at else utc_now, publish=publish
+    )
     add_counts(metrics, run.metric_counts())
     return run.as_dict()

@@ -135,6 +135,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     cluster.set_defaults(run=_cluster)
 
+    events = commands.add_parser(
+        "events", help="the issue events written (locally: what would have been published)"
+    )
+    events.add_argument("--json", action="store_true", help="print one JSON object")
+    events.add_argument("--since", type=_time, help="written since (ISO 8601, UTC if bare)")
+    events.add_argument("--limit", type=_positive, default=100, help="at most this many (100)")
+    events.set_defaults(run=_events)
+
     issues = commands.add_parser("issues", help="list the newest issues and their articles")
     issues.add_argument("--json", action="store_true", help="print one JSON object")
     issues.add_argument("--limit", type=_positive, default=50, help="at most this many (50)")
@@ -479,6 +487,42 @@ def _issues(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     return 0
 
 
+def _events(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk.storage.issue_events import IssueEvent, IssueEventStore
+    from newsdesk_local.services import read_only_database
+
+    settings = Settings.from_env(env)
+    events: list[IssueEvent] = []
+    with read_only_database(settings) as database:  # creates nothing, migrates nothing
+        if database is not None:
+            events = IssueEventStore(database).events(args.since, args.limit)
+    if args.json:
+        _dump({"events": [e.as_dict() for e in events]}, out)
+        return EXIT_OK
+    _print_events(events, settings.zone, out)
+    return EXIT_OK
+
+
+def _print_events(events: list[Any], zone: tzinfo, out: TextIO) -> None:
+    if not events:
+        print("No issue events yet.", file=out)
+    for event in events:
+        detail = event.detail
+        published = (
+            f"published {local_time(event.published_at, zone)}"
+            if event.published_at
+            else "not published" + (f" ({event.last_error})" if event.last_error else "")
+        )
+        added = detail["added_article_ids"]
+        print(
+            f"{local_time(detail['changed_at'], zone)} {event.type} {event.id} "
+            f"[{detail['category']}] {detail['title']} ({detail['size']} articles"
+            + (f", added {', '.join(f'#{a}' for a in added)}" if added else "")
+            + f"; {published})",
+            file=out,
+        )
+
+
 def _articles(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk.extract.extractor import ArticleReport
     from newsdesk.storage.extractions import ArticleRow, ExtractionStore
@@ -678,7 +722,17 @@ def _round_json(result: RoundResult) -> dict[str, Any]:
 
 
 def _cluster_json(run: dict[str, Any]) -> dict[str, Any]:
-    return {key: run[key] for key in ("issues_created", "articles_clustered", "issues")}
+    keys = (
+        "issues_created",
+        "issues_updated",
+        "issues_closed",
+        "articles_clustered",
+        "articles_joined",
+        "issues",
+        "updated",
+        "closed",
+    )
+    return {key: run[key] for key in keys}
 
 
 def _dump(document: dict[str, Any], out: TextIO) -> None:
@@ -755,8 +809,10 @@ def _print_cluster(run: dict[str, Any], out: TextIO, listed: bool = True) -> Non
         print("Another clustering run is in progress; nothing done.", file=out)
         return
     print(
-        f"Issues: {run['issues_created']} created, {run['articles_clustered']} articles "
-        f"clustered, {run['articles_left_single']} left single"
+        f"Issues: {run['issues_created']} created, {run['issues_updated']} grown, "
+        f"{run['issues_closed']} closed; {run['articles_clustered']} articles clustered "
+        f"({run['articles_joined']} joined an open issue), {run['articles_left_single']} left "
+        "single"
         + (
             f", {run['copies_attached']} copies put in their original's issue"
             if run.get("copies_attached")
@@ -770,15 +826,23 @@ def _print_cluster(run: dict[str, Any], out: TextIO, listed: bool = True) -> Non
             f"({len(issue['article_ids'])} articles)",
             file=out,
         )
+    for issue in run["updated"] if listed else []:
+        print(
+            f"#{issue['id']} [{issue['category']}] {issue['title']} "
+            f"(+{len(issue['article_ids'])}, version {issue['version']})",
+            file=out,
+        )
 
 
 def _print_issues(issues: list[dict[str, Any]], zone: tzinfo, out: TextIO) -> None:
     if not issues:
         print("No issues yet.", file=out)
     for issue in issues:
+        first, last = (local_time(issue[k], zone) for k in ("first_article_at", "last_article_at"))
+        span = first if last == first else f"{first} – {last}"
         print(
             f"#{issue['id']} [{issue['category']}] {issue['title']} "
-            f"({issue['size']} articles, {local_time(issue['created_at'], zone)})",
+            f"({issue['size']} articles, {span}; {issue['state']}, version {issue['version']})",
             file=out,
         )
         articles = issue["articles"]
@@ -865,8 +929,9 @@ def _sources_check_live(
 
 
 def _demo(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk.storage.issue_events import IssueEventStore
     from newsdesk.storage.issues import list_issues
-    from newsdesk_local.demo import serve_demo_feeds, write_sources
+    from newsdesk_local.demo import serve_demo_feeds, serve_second_round, write_sources
     from newsdesk_local.driver import CLUSTER, invoke_function, run_collect_round, scheduled_event
     from newsdesk_local.feedserver import FeedServer
 
@@ -893,14 +958,42 @@ def _demo(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         with _runtime(demo_env) as runtime:
             result = run_collect_round(runtime, 4, outlets)
             run = invoke_function(runtime, CLUSTER, scheduled_event(datetime.now(UTC)))
+            # a round later: one feed has an update of a story that is an issue now
+            serve_second_round(server)
+            second = run_collect_round(runtime, 4, outlets)
+            second_run = invoke_function(runtime, CLUSTER, scheduled_event(datetime.now(UTC)))
             database = runtime.database()
             issues = list_issues(database)
+            events = IssueEventStore(database).events()
             database.close()
     if args.json:
-        _dump({"collect": _round_json(result), "cluster": _cluster_json(run)}, out)
-    else:
-        zone = Settings.from_env(env).zone
-        _print_round(result, runtime.log_path, zone, out)
-        _print_cluster(run, out, listed=False)
-        _print_issues(issues[::-1], zone, out)  # oldest first, as they were made
-    return _round_exit(result)
+        _dump(
+            {
+                "collect": _round_json(result),
+                "cluster": _cluster_json(run),
+                "second_round": {
+                    "collect": _round_json(second),
+                    "cluster": _cluster_json(second_run),
+                },
+                "events": [e.as_dict() for e in events],
+            },
+            out,
+        )
+        return max(_round_exit(result), _round_exit(second))
+    zone = Settings.from_env(env).zone
+    _print_round(result, runtime.log_path, zone, out)
+    _print_cluster(run, out, listed=False)
+    print("\nA round later (one feed has an update of a story):", file=out)
+    for article in second.articles:
+        print(article.line(zone), file=out)
+    summed = totals(second.outlets)
+    print(f"Feeds: {summed['feeds_attempted']} attempted; new articles: {summed['new']}", file=out)
+    _print_cluster(second_run, out)
+    print("\nIssues, oldest first:", file=out)
+    _print_issues(issues[::-1], zone, out)
+    print(
+        "\nIssue events (locally kept in the outbox; deployed, published to the issue bus):",
+        file=out,
+    )
+    _print_events(events, zone, out)
+    return max(_round_exit(result), _round_exit(second))

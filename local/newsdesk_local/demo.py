@@ -37,6 +37,7 @@ from newsdesk_local.feedserver import FeedServer, Route
 _OUTLETS = {"yonhap": "연합뉴스", "newsis": "뉴시스", "hani": "한겨레", "mk": "매일경제"}
 _CATEGORIES = {"politics": "정치", "economy": "경제", "society": "사회"}
 _DOWN_OUTLET = "프레시안"
+SECOND_ROUND = "second_round"  # the feeds that change for the demo's second round
 _DATES = re.compile(rb"<(pubDate|updated|published)>([^<]+)</\1>")
 
 
@@ -83,20 +84,37 @@ def serve_demo_feeds(server: FeedServer) -> list[dict[str, str]]:
     for outlet, category in itertools.product(_OUTLETS, _CATEGORIES):
         if f"{outlet}-{category}.xml" not in names:
             continue
-        item = folder.joinpath(f"{outlet}-{category}.xml")
-        body = served_here(dated_recently(item.read_bytes()), server.base_url)
-        charset = "euc-kr" if b'encoding="EUC-KR"' in body[:100] else "utf-8"
-        url = server.add(
-            f"/{item.name}", Route(body, content_type=f"application/rss+xml; charset={charset}")
-        )
+        url, body = _serve_feed(server, folder.joinpath(f"{outlet}-{category}.xml"))
         entries.append({"source": _OUTLETS[outlet], "url": url, "category": _CATEGORIES[category]})
         items.extend(feed_items(body, server.base_url))
+    # the second round's new items have their pages from the start
+    for later in folder.joinpath(SECOND_ROUND).iterdir():
+        body = served_here(dated_recently(later.read_bytes()), server.base_url)
+        known = {item.path for item in items}
+        items.extend(i for i in feed_items(body, server.base_url) if i.path not in known)
     for path, route in demo_pages(items, server.base_url).items():
         server.add(path, route)
     for slug, category in _CATEGORIES.items():
         url = server.add(f"/pressian/{slug}.xml", Route(b"Service Unavailable", 503, "text/plain"))
         entries.append({"source": _DOWN_OUTLET, "url": url, "category": category})
     return entries
+
+
+def serve_second_round(server: FeedServer) -> list[str]:
+    """The feeds as they stand a round later (``demo_feeds/second_round/``: 뉴시스 adds an
+    update of the budget story); the paths of the feeds replaced."""
+    folder = resources.files("newsdesk_local").joinpath("demo_feeds", SECOND_ROUND)
+    return [_serve_feed(server, later)[0] for later in folder.iterdir()]
+
+
+def _serve_feed(server: FeedServer, item: Any) -> tuple[str, bytes]:
+    """Serve a bundled feed file at ``/<its name>``; (its URL, the body served)."""
+    body = served_here(dated_recently(item.read_bytes()), server.base_url)
+    charset = "euc-kr" if b'encoding="EUC-KR"' in body[:100] else "utf-8"
+    url = server.add(
+        f"/{item.name}", Route(body, content_type=f"application/rss+xml; charset={charset}")
+    )
+    return url, body
 
 
 # ---- the article pages ----------------------------------------------------------------------

@@ -14,6 +14,7 @@ from botocore.config import Config
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_events import EventBridgeClient
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_sqs import SQSClient
 
@@ -31,3 +32,7 @@ def dynamodb_client() -> DynamoDBClient:
 
 def s3_client() -> S3Client:
     return boto3.client("s3", config=_CONFIG)
+
+
+def events_client() -> EventBridgeClient:
+    return boto3.client("events", config=_CONFIG)

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from newsdesk.cluster.methods import Group
+from newsdesk.cluster.methods import Assignment, Group, Standing
 from newsdesk.cluster.vectors import char_vectors, representative, similar_pairs
 
 WINDOW_SECONDS = 12 * 3600
@@ -54,70 +54,112 @@ def centroid_groups(
     min_size: int,
     taken: np.ndarray,
     times: Sequence[float] | None = None,
-) -> list[Group]:
-    """Each group of at least ``min_size``, in the order the groups were started."""
+    standing: Standing | None = None,
+    idle_seconds: float = WINDOW_SECONDS,
+) -> Assignment:
+    """New groups of at least ``min_size``, in the order they were started, and the free
+    titles that join the open issues of ``standing``.
+
+    An issue's titles (``standing.issue_of``) join its group where they stand in the order,
+    whatever their similarity, so the pass builds each issue's centroid as the runs before it
+    did; a free title may then join it like any group while the issue is open. A closed
+    issue's group stays among the ranked candidates (so that the others are ranked as when it
+    was open) but takes no one. A re-run over the same window makes every choice it made
+    before: it creates and changes nothing.
+    """
     n = len(titles)
     vectors = char_vectors([strip_tags(t) for t in titles])
     indptr, indices = similar_pairs(_rare_columns(vectors), CANDIDATE_SIMILARITY)
+    issue_of = np.full(n, -1) if standing is None else np.asarray(standing.issue_of)
+    open_issues = {} if standing is None else standing.open
     group_of = np.full(n, -1, dtype=np.int64)
-    members: list[list[int]] = []
-    sums: list[dict[int, float]] = []  # each group's summed vector, by column
-    norm2: list[float] = []  # and its squared length
-    last_seen: list[float] = []
+    groups: list[_Group] = []
+    by_issue: dict[int, int] = {}
     self_norm2 = np.asarray(vectors.multiply(vectors).sum(axis=1)).ravel()
     for i in range(n):
-        if taken[i]:
+        issue = int(issue_of[i])
+        if issue < 0 and taken[i]:
             continue
         now = float(times[i]) if times is not None else 0.0
-        earlier = indices[indptr[i] : indptr[i + 1]]
-        groups, counts = np.unique(group_of[earlier[earlier < i]], return_counts=True)
-        ranked = [
-            int(g)
-            for g in groups[np.argsort(-counts, kind="stable")]
-            if g >= 0 and (times is None or now - last_seen[g] <= WINDOW_SECONDS)
-        ]
         start, stop = vectors.indptr[i], vectors.indptr[i + 1]
         row = list(
             zip(
                 vectors.indices[start:stop].tolist(), vectors.data[start:stop].tolist(), strict=True
             )
         )
-        best, best_dot = _nearest(row, ranked[:MAX_CANDIDATES], sums, norm2, threshold)
-        if best < 0:
-            best = len(members)
-            members.append([i])
-            sums.append(dict(row))
-            norm2.append(float(self_norm2[i]))
-            last_seen.append(now)
+        if issue >= 0:
+            best = by_issue.get(issue, -1)
+            if best < 0:
+                best = by_issue[issue] = len(groups)
+                groups.append(_Group(issue=issue, closed=issue not in open_issues))
+            dot = groups[best].dot(row)
         else:
-            members[best].append(i)
-            summed = sums[best]
-            for column, weight in row:
-                summed[column] = summed.get(column, 0.0) + weight
-            norm2[best] += 2 * best_dot + float(self_norm2[i])
-            last_seen[best] = now
+            earlier = indices[indptr[i] : indptr[i + 1]]
+            found, counts = np.unique(group_of[earlier[earlier < i]], return_counts=True)
+            ranked = [
+                int(g)
+                for g in found[np.argsort(-counts, kind="stable")]
+                if g >= 0 and (times is None or now - groups[g].last_seen <= idle_seconds)
+            ]
+            # closed groups are dropped after the cut, so the others are cut as before
+            candidates = [g for g in ranked[:MAX_CANDIDATES] if not groups[g].closed]
+            best, dot = _nearest(row, candidates, groups, threshold)
+            if best < 0:
+                best = len(groups)
+                groups.append(_Group())
+        groups[best].add(i, row, dot, float(self_norm2[i]), now)
         group_of[i] = best
-    return [
-        Group(group, representative(vectors, group)) for group in members if len(group) >= min_size
-    ]
+    assignment = Assignment([])
+    for group in groups:
+        if group.issue >= 0:
+            joined = [i for i in group.members if issue_of[i] < 0]
+            if joined and not group.closed:
+                assignment.joins[group.issue] = joined
+        elif len(group.members) >= min_size:
+            members = group.members
+            assignment.groups.append(
+                Group(members, representative(vectors, members), leader=members[0])
+            )
+    return assignment
+
+
+class _Group:
+    """A group of the pass: its members, summed vector (by column), squared length and the
+    time of its newest member; ``issue`` is the stored issue it stands for (-1: none yet)."""
+
+    def __init__(self, issue: int = -1, closed: bool = False) -> None:
+        self.issue = issue
+        self.closed = closed
+        self.members: list[int] = []
+        self.sums: dict[int, float] = {}
+        self.norm2 = 0.0
+        self.last_seen = float("-inf")
+
+    def dot(self, row: list[tuple[int, float]]) -> float:
+        return sum(weight * self.sums.get(column, 0.0) for column, weight in row)
+
+    def add(
+        self, index: int, row: list[tuple[int, float]], dot: float, norm2: float, now: float
+    ) -> None:
+        self.members.append(index)
+        for column, weight in row:
+            self.sums[column] = self.sums.get(column, 0.0) + weight
+        self.norm2 += 2 * dot + norm2
+        self.last_seen = max(self.last_seen, now)
 
 
 def _nearest(
-    row: list[tuple[int, float]],
-    candidates: list[int],
-    sums: list[dict[int, float]],
-    norm2: list[float],
-    threshold: float,
+    row: list[tuple[int, float]], candidates: list[int], groups: list[_Group], threshold: float
 ) -> tuple[int, float]:
     """The candidate group whose centroid is most similar to ``row`` (at least ``threshold``),
     with ``row · Σ members``; (-1, 0) when there is none."""
     best, best_similarity, best_dot = -1, threshold, 0.0
-    for group in candidates:
-        summed = sums[group]
-        dot = sum(weight * summed.get(column, 0.0) for column, weight in row)
-        similarity = dot / norm2[group] ** 0.5 if norm2[group] > 0 else 0.0
+    for candidate in candidates:
+        group = groups[candidate]
+        dot = group.dot(row)
+        similarity = dot / group.norm2**0.5 if group.norm2 > 0 else 0.0
         if similarity >= best_similarity and (best < 0 or similarity > best_similarity):
-            best, best_similarity, best_dot = group, similarity, dot
+            best, best_similarity, best_dot = candidate, similarity, dot
     return best, best_dot
 
 

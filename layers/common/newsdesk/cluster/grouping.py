@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from newsdesk.cluster.centroid import centroid_groups
-from newsdesk.cluster.methods import Group, check_method
+from newsdesk.cluster.centroid import WINDOW_SECONDS, centroid_groups
+from newsdesk.cluster.methods import Assignment, Group, Standing, check_method
 from newsdesk.cluster.seed import seed_groups
 
 
@@ -30,6 +30,22 @@ def find_groups(
     """``taken`` marks titles that count for the vectors (their words shape the IDF) but are
     already in an issue and cannot be gathered again. ``times`` (seconds, ascending) lets the
     centroid method forget groups idle for longer than its window."""
+    return assign(titles, threshold, min_size, taken=taken, method=method, times=times).groups
+
+
+def assign(
+    titles: Sequence[str],
+    threshold: float = 0.6,
+    min_size: int = 3,
+    taken: Sequence[bool] | None = None,
+    method: str = "seed",
+    times: Sequence[float] | None = None,
+    standing: Standing | None = None,
+    idle_seconds: float = WINDOW_SECONDS,
+) -> Assignment:
+    """As ``find_groups``, and with ``standing`` the free titles that join open issues (a
+    title with an issue in ``standing`` is taken). ``idle_seconds``: how long the centroid
+    method's groups, issues among them, take new members after their newest."""
     if min_size < 1:
         raise ValueError("min_size must be at least 1")
     check_method(method)
@@ -37,8 +53,12 @@ def find_groups(
     is_taken = np.zeros(n, dtype=bool) if taken is None else np.array(taken, dtype=bool)
     if is_taken.shape != (n,):
         raise ValueError("taken must have one flag per title")
+    if standing is not None:
+        if len(standing.issue_of) != n:
+            raise ValueError("standing must name one issue (or -1) per title")
+        is_taken |= np.asarray(standing.issue_of) >= 0
     if n == 0:
-        return []
+        return Assignment([])
     if method == "centroid":
-        return centroid_groups(titles, threshold, min_size, is_taken, times)
-    return seed_groups(titles, threshold, min_size, is_taken)
+        return centroid_groups(titles, threshold, min_size, is_taken, times, standing, idle_seconds)
+    return seed_groups(titles, threshold, min_size, is_taken, standing)

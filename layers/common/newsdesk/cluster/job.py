@@ -1,9 +1,12 @@
-"""The clustering job: per category, the articles collected in the last window, grouped by the
-configured method, each group stored as an issue in its own transaction.
+"""The clustering job: per category, the articles collected in the last window (and every
+article of the issues open then), grouped by the configured method. Free articles join the
+open issue they belong to or form new issues; each change (an issue created, grown, or closed
+after ``ISSUE_IDLE_HOURS`` without a new article) is stored with its event in its own
+transaction, and the events are then published (``newsdesk.cluster.events``).
 
 Articles already in an issue stay in the window's vectors (so a re-run sees the same IDF and
-finds nothing new: every group it could form was formed the first time) but cannot be gathered
-again. A PostgreSQL advisory lock lets one run at a time work; another exits at once.
+makes every choice it made before: it creates and changes nothing). A PostgreSQL advisory
+lock lets one run at a time work; another exits at once.
 """
 
 from __future__ import annotations
@@ -16,16 +19,18 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
-from newsdesk.cluster.grouping import find_groups
-from newsdesk.cluster.methods import threshold_for
+from newsdesk.cluster.grouping import assign
+from newsdesk.cluster.methods import Standing, threshold_for
 from newsdesk.core.settings import Settings
 from newsdesk.core.times import utc_now
 from newsdesk.storage.database import Database
 from newsdesk.storage.issues import (
     WindowArticle,
     attach_copies,
+    close_idle,
     clustering_lock,
-    store_issue,
+    create_issue,
+    grow_issue,
     window,
 )
 
@@ -44,6 +49,8 @@ class ClusterPolicy:
     # How long an article waits for its extraction before it is clustered without (None:
     # never waits).
     pending_wait: timedelta | None = None
+    # An issue without a new article for this long closes (and takes no more).
+    idle: timedelta = timedelta(hours=12)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ClusterPolicy:
@@ -56,15 +63,19 @@ class ClusterPolicy:
             window_hours=settings.cluster_window_hours,
             copies_count=settings.cluster_copies_count,
             pending_wait=timedelta(minutes=settings.cluster_pending_wait_minutes),
+            idle=timedelta(hours=settings.issue_idle_hours),
         )
 
 
 @dataclass(frozen=True)
 class IssueRecord:
+    """An issue a run created or grew: the articles it added and the version they made."""
+
     id: int
     category: str
     title: str
     article_ids: list[int]
+    version: int = 1
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -72,19 +83,29 @@ class IssueRecord:
             "category": self.category,
             "title": self.title,
             "article_ids": self.article_ids,
+            "version": self.version,
         }
 
 
 @dataclass
 class ClusterRun:
-    issues: list[IssueRecord] = field(default_factory=list)
+    issues: list[IssueRecord] = field(default_factory=list)  # created
+    updated: list[IssueRecord] = field(default_factory=list)  # grown (the articles added)
+    closed: list[int] = field(default_factory=list)
     articles_considered: int = 0
     copies_attached: int = 0
     locked_out: bool = False
+    events_published: int = 0
+    events_failed: int = 0
+
+    @property
+    def articles_joined(self) -> int:
+        return sum(len(issue.article_ids) for issue in self.updated)
 
     @property
     def articles_clustered(self) -> int:
-        return sum(len(issue.article_ids) for issue in self.issues)
+        """Free articles this run put in an issue, new or open."""
+        return sum(len(issue.article_ids) for issue in self.issues) + self.articles_joined
 
     @property
     def articles_left_single(self) -> int:
@@ -93,27 +114,44 @@ class ClusterRun:
     def as_dict(self) -> dict[str, Any]:
         return {
             "issues_created": len(self.issues),
+            "issues_updated": len(self.updated),
+            "issues_closed": len(self.closed),
             "articles_clustered": self.articles_clustered,
+            "articles_joined": self.articles_joined,
             "articles_left_single": self.articles_left_single,
             "copies_attached": self.copies_attached,
             "locked_out": self.locked_out,
+            "events_published": self.events_published,
+            "events_failed": self.events_failed,
             "issues": [issue.as_dict() for issue in self.issues],
+            "updated": [issue.as_dict() for issue in self.updated],
+            "closed": self.closed,
         }
 
     def metric_counts(self) -> dict[str, int]:
         """The run's EMF metrics by name."""
         return {
             "IssuesCreated": len(self.issues),
+            "IssuesUpdated": len(self.updated),
+            "IssuesClosed": len(self.closed),
             "ArticlesClustered": self.articles_clustered,
+            "ArticlesJoined": self.articles_joined,
             "ArticlesLeftSingle": self.articles_left_single,
             "CopiesAttached": self.copies_attached,
             "ClusterRunsLockedOut": int(self.locked_out),
+            "IssueEventsPublished": self.events_published,
+            "IssueEventsFailed": self.events_failed,
         }
 
 
 def run_clustering(
-    database: Database, policy: ClusterPolicy, clock: Callable[[], datetime] = utc_now
+    database: Database,
+    policy: ClusterPolicy,
+    clock: Callable[[], datetime] = utc_now,
+    publish: Callable[[ClusterRun], None] | None = None,
 ) -> ClusterRun:
+    """One run; ``publish`` (the event relay) runs while the lock is held, after the changes
+    are committed."""
     run = ClusterRun()
     with clustering_lock(database) as held:
         if not held:
@@ -132,12 +170,17 @@ def run_clustering(
             until=now,
         )
         for _, group in itertools.groupby(articles, key=lambda a: a.category_id):
-            _cluster_category(database, list(group), policy, run)
+            _cluster_category(database, list(group), policy, run, now)
         run.copies_attached = attach_copies(database, until=now)
+        run.closed = close_idle(database, now - policy.idle, now)
+        if publish is not None:
+            publish(run)
     logger.info(
         "clustering run finished",
         extra={
             "issues_created": len(run.issues),
+            "issues_updated": len(run.updated),
+            "issues_closed": len(run.closed),
             "articles_clustered": run.articles_clustered,
             "articles_left_single": run.articles_left_single,
         },
@@ -146,22 +189,45 @@ def run_clustering(
 
 
 def _cluster_category(
-    database: Database, articles: list[WindowArticle], policy: ClusterPolicy, run: ClusterRun
+    database: Database,
+    articles: list[WindowArticle],
+    policy: ClusterPolicy,
+    run: ClusterRun,
+    now: datetime,
 ) -> None:
-    taken = [a.issued for a in articles]
-    run.articles_considered += taken.count(False)
-    groups = find_groups(
+    run.articles_considered += sum(not a.issued for a in articles)
+    open_issues = {a.issue_id: -1 for a in articles if a.issue_id is not None and a.issue_open}
+    for i, a in enumerate(articles):
+        if a.leads and a.issue_id in open_issues:
+            open_issues[a.issue_id] = i
+    standing = Standing([-1 if a.issue_id is None else a.issue_id for a in articles], open_issues)
+    assignment = assign(
         [a.title for a in articles],
         policy.threshold,
         policy.min_size,
-        taken=taken,
         method=policy.method,
         times=[a.collected_at.timestamp() for a in articles],
+        standing=standing,
+        idle_seconds=policy.idle.total_seconds(),
     )
-    for group in groups:
+    for issue_id, indices in sorted(assignment.joins.items()):
+        members = [articles[i] for i in indices]
+        grown = grow_issue(database, issue_id, members, now)
+        if grown is None:  # closed by an earlier run at this same time
+            continue
+        version, title = grown
+        run.updated.append(
+            IssueRecord(issue_id, members[0].category, title, [a.id for a in members], version)
+        )
+        logger.info(
+            "issue grew",
+            extra={"issue_id": issue_id, "added": len(members), "version": version},
+        )
+    for group in assignment.groups:
         members = [articles[i] for i in group.members]
         representative = articles[group.representative]
-        issue_id = store_issue(database, members, representative)
+        leader = articles[group.leader if group.leader is not None else group.members[0]]
+        issue_id = create_issue(database, members, representative, leader, now)
         run.issues.append(
             IssueRecord(
                 issue_id, representative.category, representative.title, [a.id for a in members]

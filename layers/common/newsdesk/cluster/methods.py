@@ -3,7 +3,8 @@ loads no scikit-learn: settings and handlers name a method without paying for on
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 # Each method's threshold, chosen by a sweep on the labelled UCI sample
 # (benchmarks/cluster_quality.py --sweep); the seed's is the seed's.
@@ -15,6 +16,29 @@ METHODS = tuple(DEFAULT_THRESHOLDS)
 class Group:
     members: list[int]  # indices into the titles, ascending
     representative: int  # the member most similar to the others
+    leader: int | None = None  # the seed's: the title that gathered the others
+
+
+@dataclass(frozen=True)
+class Standing:
+    """What a window's titles already belong to, for a pass that grows open issues (issue 15).
+
+    ``issue_of``: each title's issue id, -1 for a free title. ``open``: the issues that take
+    members in this pass, each with the index of its leader title in the window (-1 when the
+    leader is not in it); a title of any other issue is taken and joins nothing.
+    """
+
+    issue_of: Sequence[int]
+    open: Mapping[int, int]
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A pass's outcome: new groups (of at least the minimum size) and, per open issue, the
+    free titles that join it (ascending)."""
+
+    groups: list[Group]
+    joins: dict[int, list[int]] = field(default_factory=dict)
 
 
 def check_method(method: str) -> str:

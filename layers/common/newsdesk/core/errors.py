@@ -126,3 +126,7 @@ class QueueError(InfrastructureError):
 
 class MessageError(NewsdeskError):
     pass
+
+
+class EventBusError(InfrastructureError):
+    """The event bus refused a publishing call."""

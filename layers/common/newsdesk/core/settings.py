@@ -81,6 +81,9 @@ class Settings:
     article_text_retention_days: float = 30.0
     cluster_copies_count: bool = False  # copies count toward an issue's minimum size
     cluster_pending_wait_minutes: float = 30.0  # an article waits this long for its text
+    # Issues that live across runs (issue 15): one idle this long closes.
+    issue_idle_hours: float = 12.0
+    event_bus_name: str | None = None  # issue events are published there (None: kept only)
     data_dir: Path = field(default_factory=lambda: Path.home() / ".local/share/newsdesk")
     timezone: str = DEFAULT_TIMEZONE  # the command line's, for times a person reads
 
@@ -176,6 +179,10 @@ class Settings:
                 defaults.cluster_pending_wait_minutes,
                 minimum=0,
             ),
+            issue_idle_hours=reader.number(
+                "ISSUE_IDLE_HOURS", float, defaults.issue_idle_hours, minimum=0.1
+            ),
+            event_bus_name=reader.text("EVENT_BUS_NAME"),
             data_dir=reader.path("NEWSDESK_DATA_DIR") or defaults.data_dir,
             timezone=reader.zone("NEWSDESK_TIMEZONE") or defaults.timezone,
         )

@@ -1,6 +1,6 @@
-"""Issues in PostgreSQL: the window of articles a clustering run reads, an issue stored with
-its articles in one transaction, the newest issues for `newsdesk issues`, and the advisory
-lock that lets one clustering run work at a time."""
+"""Issues in PostgreSQL: the window of articles a clustering run reads, an issue created,
+grown or closed with its articles and its event in one transaction, the newest issues for
+`newsdesk issues`, and the advisory lock that lets one clustering run work at a time."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 from newsdesk.core.errors import StoreError
 from newsdesk.core.times import format_time
 from newsdesk.storage.database import Database
+from newsdesk.storage.issue_events import CLOSED, CREATED, UPDATED, write_event
 
 _CLUSTER_LOCK_KEY = 0x636C7573  # "clus"
 
@@ -25,8 +26,16 @@ class WindowArticle:
     category_id: int
     category: str
     title: str
-    issued: bool  # already in an issue
+    issue_id: int | None
+    # the issue takes members in this run: open, or closed by this very run (so that a re-run
+    # sees what the run saw)
+    issue_open: bool
+    leads: bool  # the title that gathered its (seed) issue
     collected_at: datetime
+
+    @property
+    def issued(self) -> bool:
+        return self.issue_id is not None
 
 
 @contextlib.contextmanager
@@ -53,7 +62,7 @@ def window(
     until: datetime | None = None,
 ) -> list[WindowArticle]:
     """The articles collected since ``since`` (and up to ``until``: a run as if it were then),
-    by category, in ascending id order, but those
+    with every article of the issues open then, by category, in ascending id order, but those
     whose page was too thin to be an article, copies of another (unless ``copies``: they join
     their original's issue, ``attach_copies``), and those still waiting for their extraction
     that were collected after ``pending_before`` (their text may yet show them thin or a copy;
@@ -61,11 +70,15 @@ def window(
     with database.transaction() as cursor:
         cursor.execute(
             """
-            SELECT a.id, a.category_id, c.name, a.title, a.issue_id IS NOT NULL, a.collected_at
+            SELECT a.id, a.category_id, c.name, a.title, a.issue_id,
+                   COALESCE(i.state = 'open' OR i.closed_at >= %(until)s, false),
+                   COALESCE(i.leader_id = a.id, false), a.collected_at
             FROM raw_article a
             JOIN category c ON c.id = a.category_id
+            LEFT JOIN issue i ON i.id = a.issue_id
             LEFT JOIN article_extraction e ON e.article_id = a.id
-            WHERE a.collected_at >= %(since)s
+            WHERE (a.collected_at >= %(since)s
+                   OR i.state = 'open' OR i.closed_at >= %(until)s)
               AND (%(until)s::timestamptz IS NULL OR a.collected_at <= %(until)s)
               AND (e.status IS NULL OR e.status <> 'filtered_thin')
               AND (%(copies)s OR e.copy_of IS NULL)
@@ -94,26 +107,100 @@ def attach_copies(database: Database, until: datetime | None = None) -> int:
         return int(cursor.rowcount)
 
 
-def store_issue(
-    database: Database, members: Sequence[WindowArticle], title_from: WindowArticle
+def create_issue(
+    database: Database,
+    members: Sequence[WindowArticle],
+    title_from: WindowArticle,
+    leader: WindowArticle,
+    at: datetime,
 ) -> int:
-    """A new issue with ``members``, titled after ``title_from``; its id."""
+    """A new open issue (version 1) with ``members``, titled after ``title_from``, and its
+    ``IssueCreated`` event, in one transaction; its id."""
     ids = [a.id for a in members]
     with database.transaction() as cursor:
         cursor.execute(
-            "INSERT INTO issue (category_id, title, size) VALUES (%s, %s, %s) RETURNING id",
-            (title_from.category_id, title_from.title, len(members)),
+            """
+            INSERT INTO issue (category_id, title, size, leader_id, first_article_at,
+                               last_article_at, created_at, updated_at)
+            VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id
+            """,
+            (
+                title_from.category_id,
+                title_from.title,
+                len(members),
+                leader.id,
+                min(a.collected_at for a in members),
+                max(a.collected_at for a in members),
+                at,
+                at,
+            ),
         )
         row = cursor.fetchone()
         assert row is not None
+        issue_id = int(row[0])
+        _take(cursor, issue_id, ids)
+        write_event(cursor, issue_id, CREATED, ids, at)
+    return issue_id
+
+
+def grow_issue(
+    database: Database, issue_id: int, members: Sequence[WindowArticle], at: datetime
+) -> tuple[int, str] | None:
+    """Add ``members`` to the open issue, raise its version and write its ``IssueUpdated``
+    event, in one transaction; its new version and its title, or None if it is closed."""
+    ids = [a.id for a in members]
+    with database.transaction() as cursor:
         cursor.execute(
-            "UPDATE raw_article SET issue_id = %s WHERE id = ANY(%s) AND issue_id IS NULL",
-            (row[0], ids),
+            """
+            UPDATE issue SET version = version + 1, size = size + %s, updated_at = %s,
+                first_article_at = LEAST(first_article_at, %s),
+                last_article_at = GREATEST(last_article_at, %s)
+            WHERE id = %s AND state = 'open'
+            RETURNING version, title
+            """,
+            (
+                len(ids),
+                at,
+                min(a.collected_at for a in members),
+                max(a.collected_at for a in members),
+                issue_id,
+            ),
         )
-        if cursor.rowcount != len(ids):
-            # Only a writer outside the lock could do this; roll the issue back with it.
-            raise StoreError(f"articles {ids} changed while issue {row[0]} was being stored")
-    return int(row[0])
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        _take(cursor, issue_id, ids)
+        write_event(cursor, issue_id, UPDATED, ids, at)
+    return int(row[0]), str(row[1])
+
+
+def close_idle(database: Database, idle_before: datetime, at: datetime) -> list[int]:
+    """Close every open issue whose newest article was collected before ``idle_before``
+    (raising its version, with its ``IssueClosed`` event), in one transaction; their ids."""
+    with database.transaction() as cursor:
+        cursor.execute(
+            """
+            UPDATE issue SET state = 'closed', closed_at = %s, updated_at = %s,
+                version = version + 1
+            WHERE state = 'open' AND last_article_at < %s
+            RETURNING id
+            """,
+            (at, at, idle_before),
+        )
+        closed = sorted(int(r[0]) for r in cursor.fetchall())
+        for issue_id in closed:
+            write_event(cursor, issue_id, CLOSED, [], at)
+    return closed
+
+
+def _take(cursor: Any, issue_id: int, ids: list[int]) -> None:
+    cursor.execute(
+        "UPDATE raw_article SET issue_id = %s WHERE id = ANY(%s) AND issue_id IS NULL",
+        (issue_id, ids),
+    )
+    if cursor.rowcount != len(ids):
+        # Only a writer outside the lock could do this; roll the change back with it.
+        raise StoreError(f"articles {ids} changed while issue {issue_id} was being stored")
 
 
 def list_issues(database: Database, limit: int = 50) -> list[dict[str, Any]]:
@@ -122,7 +209,8 @@ def list_issues(database: Database, limit: int = 50) -> list[dict[str, Any]]:
     with database.transaction() as cursor:
         cursor.execute(
             """
-            SELECT i.id, c.name, i.title, i.size, i.created_at,
+            SELECT i.id, c.name, i.title, i.size, i.created_at, i.state, i.version,
+                   i.first_article_at, i.last_article_at,
                    json_agg(json_build_object(
                        'id', a.id, 'source', a.source, 'title', a.title,
                        'chars', CASE WHEN e.status = 'extract_ok' THEN e.chars END,
@@ -147,8 +235,12 @@ def list_issues(database: Database, limit: int = 50) -> list[dict[str, Any]]:
             "title": r[2],
             "size": r[3],
             "created_at": format_time(r[4]),
-            "article_ids": [a["id"] for a in r[5]],
-            "articles": r[5],
+            "state": r[5],
+            "version": r[6],
+            "first_article_at": format_time(r[7]),
+            "last_article_at": format_time(r[8]),
+            "article_ids": [a["id"] for a in r[9]],
+            "articles": r[9],
         }
         for r in rows
     ]

@@ -1,0 +1,196 @@
+"""The issue event outbox (migration 0005): one row per issue version, written in the
+transaction that made the version, so that an event is never lost; a relay publishes the rows
+not yet published and marks them. Delivery is at least once: each event carries the id
+``issue:<id>:v<version>`` for consumers to drop repeats."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from psycopg2.extras import Json
+
+from newsdesk.core.errors import EventBusError
+from newsdesk.core.times import format_time
+from newsdesk.storage.database import Database
+
+CREATED, UPDATED, CLOSED = "IssueCreated", "IssueUpdated", "IssueClosed"
+EVENT_TYPES = (CREATED, UPDATED, CLOSED)
+SOURCE = "newsdesk.issue"
+DETAIL_VERSION = 1
+# An event lists at most this many of its issue's articles (PutEvents takes 256 KB a call).
+MAX_ARTICLES = 200
+# Published rows are kept this long for `newsdesk events`.
+KEEP_PUBLISHED = timedelta(days=7)
+
+
+def event_id(issue_id: int, version: int) -> str:
+    return f"issue:{issue_id}:v{version}"
+
+
+@dataclass(frozen=True)
+class IssueEvent:
+    issue_id: int
+    version: int
+    type: str
+    detail: dict[str, Any]
+    created_at: datetime
+    published_at: datetime | None
+    attempts: int
+    last_error: str | None
+
+    @property
+    def id(self) -> str:
+        return event_id(self.issue_id, self.version)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "source": SOURCE,
+            "detail_type": self.type,
+            "detail": self.detail,
+            "created_at": format_time(self.created_at),
+            "published_at": format_time(self.published_at) if self.published_at else None,
+            "attempts": self.attempts,
+            "last_error": self.last_error,
+        }
+
+
+def write_event(
+    cursor: Any, issue_id: int, event_type: str, added: Sequence[int], at: datetime
+) -> None:
+    """The issue's event for its current version, from the issue as this transaction sees it
+    (so within the change's transaction). A version has one event: writing it again is a
+    no-op."""
+    cursor.execute(
+        """
+        SELECT i.version, i.state, c.name, i.title, i.size, i.first_article_at,
+               i.last_article_at, count(a.id),
+               COALESCE(json_agg(json_build_object(
+                   'id', a.id, 'source', a.source, 'title', a.title, 'url', a.origin_url,
+                   'published_at', a.published_at,
+                   'chars', CASE WHEN e.status = 'extract_ok' THEN e.chars END,
+                   'copy_of', e.copy_of
+               ) ORDER BY a.id) FILTER (WHERE a.id IS NOT NULL), '[]')
+        FROM issue i
+        JOIN category c ON c.id = i.category_id
+        LEFT JOIN raw_article a ON a.issue_id = i.id
+        LEFT JOIN article_extraction e ON e.article_id = a.id
+        WHERE i.id = %s
+        GROUP BY i.id, c.name
+        """,
+        (issue_id,),
+    )
+    row = cursor.fetchone()
+    version, state, category, title, size, first_at, last_at, count, articles = row
+    detail = {
+        "detail_version": DETAIL_VERSION,
+        "event_id": event_id(issue_id, version),
+        "issue_id": issue_id,
+        "version": version,
+        "state": state,
+        "category": category,
+        "title": title,
+        "size": size,
+        "first_article_at": format_time(first_at),
+        "last_article_at": format_time(last_at),
+        "changed_at": format_time(at),
+        "added_article_ids": sorted(added),
+        "article_count": count,
+        "articles": [_article(a) for a in articles[:MAX_ARTICLES]],
+    }
+    cursor.execute(
+        """
+        INSERT INTO issue_event (issue_id, version, type, detail) VALUES (%s, %s, %s, %s)
+        ON CONFLICT (issue_id, version) DO NOTHING
+        """,
+        (issue_id, version, event_type, Json(detail)),
+    )
+
+
+def _article(article: dict[str, Any]) -> dict[str, Any]:
+    """An article as the detail carries it: times in the project's UTC format."""
+    published = article["published_at"]
+    if published is not None:  # json_build_object wrote PostgreSQL's own timestamp text
+        published = format_time(datetime.fromisoformat(published))
+    return article | {"published_at": published}
+
+
+class IssueEventStore:
+    def __init__(self, database: Database) -> None:
+        self._database = database
+
+    def relay(
+        self,
+        publish: Callable[[list[IssueEvent]], dict[str, str | None]],
+        at: datetime,
+        limit: int,
+    ) -> tuple[int, int]:
+        """Hand up to ``limit`` unpublished events, oldest first, to ``publish`` (which returns
+        each event id's error, None when published) with their rows locked, and record what
+        it says; (published, failed). A call that fails (EventBusError) fails them all, its
+        error recorded on each. A row another relay holds is skipped."""
+        with self._database.transaction() as cursor:
+            cursor.execute(
+                """
+                SELECT issue_id, version, type, detail, created_at, published_at, attempts,
+                       last_error
+                FROM issue_event
+                WHERE published_at IS NULL
+                ORDER BY created_at, issue_id, version
+                LIMIT %s
+                FOR UPDATE SKIP LOCKED
+                """,
+                (limit,),
+            )
+            events = [IssueEvent(*row) for row in cursor.fetchall()]
+            if not events:
+                return 0, 0
+            try:
+                errors = publish(events)
+            except EventBusError as e:
+                errors = {event.id: str(e) for event in events}
+            published = [e for e in events if errors.get(e.id, "not published") is None]
+            failed = [e for e in events if errors.get(e.id, "not published") is not None]
+            for event in published:
+                cursor.execute(
+                    "UPDATE issue_event SET published_at = %s, attempts = attempts + 1, "
+                    "last_error = NULL WHERE issue_id = %s AND version = %s",
+                    (at, event.issue_id, event.version),
+                )
+            for event in failed:
+                cursor.execute(
+                    "UPDATE issue_event SET attempts = attempts + 1, last_error = %s "
+                    "WHERE issue_id = %s AND version = %s",
+                    (errors.get(event.id, "not published"), event.issue_id, event.version),
+                )
+            cursor.execute(
+                "DELETE FROM issue_event WHERE published_at < %s", (at - KEEP_PUBLISHED,)
+            )
+        return len(published), len(failed)
+
+    def unpublished(self) -> int:
+        with self._database.transaction() as cursor:
+            cursor.execute("SELECT count(*) FROM issue_event WHERE published_at IS NULL")
+            row = cursor.fetchone()
+        return int(row[0]) if row else 0
+
+    def events(self, since: datetime | None = None, limit: int = 100) -> list[IssueEvent]:
+        """The newest events (written since ``since``), oldest first."""
+        with self._database.transaction() as cursor:
+            cursor.execute(
+                """
+                SELECT * FROM (
+                    SELECT issue_id, version, type, detail, created_at, published_at, attempts,
+                           last_error
+                    FROM issue_event
+                    WHERE %(since)s::timestamptz IS NULL OR created_at >= %(since)s
+                    ORDER BY created_at DESC, issue_id DESC, version DESC
+                    LIMIT %(limit)s
+                ) newest ORDER BY created_at, issue_id, version
+                """,
+                {"since": since, "limit": limit},
+            )
+            return [IssueEvent(*row) for row in cursor.fetchall()]
