@@ -43,3 +43,30 @@ def test_adjusted_rand_agrees_with_sklearn(groups):
     assert score(GOLD, groups).adjusted_rand == pytest.approx(
         adjusted_rand_score(list(GOLD.values()), predicted)
     )
+
+
+@pytest.mark.parametrize(
+    ("groups", "expected"),
+    [
+        ([[1, 2, 3], [4, 5]], 1.0),  # one issue a story
+        ([[1, 2], [3], [4, 5]], 3 / 2),  # story a split in two issues, b whole
+        ([[1, 2, 4], [3, 5]], 2.0),  # both count for a: 2 of 3, and a tie (a listed first)
+        ([[4, 1], [5, 2], [6, 3]], 3 / 2),  # ties: the story listed first, so b, b and c
+        ([[4, 1, 2]], 1.0),  # the majority, not the first item
+        ([], 0.0),
+    ],
+)
+def test_issues_per_story(groups, expected):
+    assert score(GOLD, groups).issues_per_story == pytest.approx(expected)
+
+
+def test_pairs_are_pooled_over_categories():
+    # GIVEN two categories' items and issues (neither crosses a category)
+    politics = {"p1": "x", "p2": "x", "p3": "x", "p4": "y"}
+    sports = {"s1": "z", "s2": "z", "s3": "w", "s4": "w"}
+    politics_issues, sports_issues = [["p1", "p2", "p4"]], [["s1", "s2", "s3", "s4"]]
+    # WHEN they are scored at once
+    s = score(politics | sports, politics_issues + sports_issues)
+    # THEN the pairs of each category add up: true 1 + 2 of predicted 3 + 6, of gold 3 + 2
+    assert (s.pairwise_precision, s.pairwise_recall) == (3 / 9, 3 / 5)
+    assert s.issues == 2

@@ -1,6 +1,11 @@
 """Clustering quality against labelled stories: pairwise and B-cubed precision / recall / F1,
-adjusted Rand index, the share of headlines placed in an issue and the number of issues.
-Headlines not in a group (of at least the minimum size) count as singletons."""
+adjusted Rand index, the share of headlines placed in an issue, the number of issues and how
+many issues a story is split into. Headlines not in a group (of at least the minimum size)
+count as singletons.
+
+The figures are pooled over whatever the items span: pairs are counted over every item at once,
+so for issues that never cross a category they are the sum of each category's pairs, provided
+the gold labels do not cross categories either (key them by category and story to make sure)."""
 
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ class Scores:
     adjusted_rand: float
     placed_share: float
     issues: int
+    # each issue counts for the story most of its items belong to: issues per such story
+    issues_per_story: float
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -67,7 +74,17 @@ def score(gold: Mapping[K, Hashable], groups: Sequence[Sequence[K]]) -> Scores:
         adjusted_rand=_adjusted_rand(cells, cluster_sizes, story_sizes, total),
         placed_share=placed / total if total else 0.0,
         issues=len(groups),
+        issues_per_story=_issues_per_story(gold, groups),
     )
+
+
+def _issues_per_story(gold: Mapping[K, Hashable], groups: Sequence[Sequence[K]]) -> float:
+    """The issues divided by the stories that at least one issue counts for (0 without
+    issues). A tie goes to the tied story the issue lists first."""
+    stories = {
+        Counter(gold[item] for item in group).most_common(1)[0][0] for group in groups if group
+    }
+    return len(groups) / len(stories) if stories else 0.0
 
 
 def _adjusted_rand(
