@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from newsdesk.cluster.job import ClusterPolicy, run_clustering
+from newsdesk.cluster.methods import DEFAULT_THRESHOLDS
 from newsdesk.core.entry import Entry
 from newsdesk.core.errors import MessageError
 from newsdesk.core.times import format_time
@@ -164,9 +165,11 @@ def test_the_job_can_use_the_centroid_method(database):
     store(database, "사회", titles)
     seed = cluster(database, threshold=0.6)
     assert seed.issues == []  # the seed's word tokens do not see one story here
-    centroid = cluster(database, method="centroid", threshold=0.15)
+    centroid = cluster(database, method="centroid", threshold=DEFAULT_THRESHOLDS["centroid"])
     assert [len(i.article_ids) for i in centroid.issues] == [3]
-    assert cluster(database, method="centroid", threshold=0.15).issues == []
+    assert (
+        cluster(database, method="centroid", threshold=DEFAULT_THRESHOLDS["centroid"]).issues == []
+    )
 
 
 def extracted(database, article_id, status="extract_ok", copy_of=None):

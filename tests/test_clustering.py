@@ -12,6 +12,8 @@ from sklearn.metrics.pairwise import cosine_similarity
 from newsdesk.cluster import vectors
 from newsdesk.cluster.centroid import strip_tags
 from newsdesk.clustering import DEFAULT_THRESHOLDS, METHODS, cluster_titles, find_groups
+
+CENTROID = DEFAULT_THRESHOLDS["centroid"]
 from newsdesk.core.settings import CLUSTER_METHODS
 from newsdesk_local.seed_reference import seed_clusters
 
@@ -184,10 +186,10 @@ def test_centroid_groups_korean_paraphrases_across_particles_and_tags():
 
 
 def test_centroid_representative_and_taken():
-    rate, _ = find_groups(KOREAN_DAY, 0.15, 3, method="centroid")
+    rate, _ = find_groups(KOREAN_DAY, CENTROID, 3, method="centroid")
     assert rate.representative in rate.members
     taken = [i in (1, 4) for i in range(len(KOREAN_DAY))]
-    groups = find_groups(KOREAN_DAY, 0.15, 3, method="centroid", taken=taken)
+    groups = find_groups(KOREAN_DAY, CENTROID, 3, method="centroid", taken=taken)
     assert [g.members for g in groups] == [[0, 2, 5]]  # snow lost two members to an issue
 
 
@@ -196,8 +198,10 @@ def test_centroid_window_keeps_yesterdays_event_apart():
     hour = 3600.0
     same_day = [0, 1, 2, 3, 4, 5]
     next_day = [0, 1, 2, 30 * hour, 30 * hour + 1, 30 * hour + 2]
-    assert len(find_groups(titles, 0.15, 3, method="centroid", times=same_day)) == 1
-    assert [g.members for g in find_groups(titles, 0.15, 3, method="centroid", times=next_day)] == [
+    assert len(find_groups(titles, CENTROID, 3, method="centroid", times=same_day)) == 1
+    assert [
+        g.members for g in find_groups(titles, CENTROID, 3, method="centroid", times=next_day)
+    ] == [
         [0, 1, 2],
         [3, 4, 5],
     ]

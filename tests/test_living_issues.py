@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from newsdesk.cluster.job import ClusterPolicy, run_clustering
+from newsdesk.cluster.methods import DEFAULT_THRESHOLDS
 from newsdesk.storage.issue_events import IssueEventStore
 from tests.conftest import container, load_event
 from tests.test_cluster_job import NOW, STORIES, cluster, store
@@ -20,7 +21,7 @@ SCHEMA = json.loads(
 )
 SNOW = STORIES["사회"][:3]
 LATER_SNOW = ["수도권 첫 폭설 출근길 교통 혼잡 계속", "수도권 첫 폭설 출근길 교통 혼잡 심해"]
-METHODS = {"seed": 0.6, "centroid": 0.15}
+METHODS = DEFAULT_THRESHOLDS
 
 
 def issues(database):

@@ -3,15 +3,17 @@ most similar to it (if that is at least the threshold), else starting a group of
 
 Headlines are compared as character n-grams (``char_wb``, 2–4), which match across Korean
 particles ("폭설에" / "폭설로") and English inflections where word tokens do not; news tags such
-as ``[속보]``, ``[단독]``, ``(종합)``, ``[포토]`` are removed first. A group idle for longer than
+as ``[속보]``, ``[단독]``, ``(종합)``, ``[포토]`` are removed first. The n-grams are weighted by
+sublinear term frequency without IDF (issue 15): two titles are as similar in a run over an
+hour's articles as in one over a day's, so a run every 30 minutes makes the choices one run
+over the whole stream would (benchmarks/cluster_quality.py). A group idle for longer than
 ``WINDOW_SECONDS`` (by ``times``) takes no new members, so yesterday's event does not swallow
 today's.
 
-Scale: no N×N matrix. Candidate groups for a headline are those of earlier headlines that share
-enough of its less common n-grams with it (found by the block-wise sparse product
-on the columns that at most ``RARE_SHARE`` of them have), at most ``MAX_CANDIDATES`` of them
-(those with the most such neighbours); its similarity to each candidate's centroid is then
-exact, ``x · Σ members / ‖Σ members‖``, from a running sum and squared norm per group.
+Scale: no N×N matrix. Candidate groups for a headline are those of earlier headlines at least
+``CANDIDATE_SIMILARITY`` similar to it (found by the block-wise sparse product); its
+similarity to each candidate's centroid is then exact, ``x · Σ members / ‖Σ members‖``, from
+a running sum and squared norm per group.
 """
 
 from __future__ import annotations
@@ -20,22 +22,15 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
-import scipy.sparse as sp
 
 from newsdesk.cluster.methods import Assignment, Group, Standing
 from newsdesk.cluster.vectors import char_vectors, representative, similar_pairs
 
 WINDOW_SECONDS = 12 * 3600
-# Columns that at most this share of headlines have (within RARE_MINIMUM…RARE_MAXIMUM) find
-# candidates;
-# pairs below CANDIDATE_SIMILARITY on those columns alone are not candidates.
-RARE_SHARE = 0.1
-RARE_MINIMUM = 50
-RARE_MAXIMUM = 1000  # for large windows: a column in more headlines finds too many pairs
-CANDIDATE_SIMILARITY = 0.05
-# At most this many candidate groups, those with the most neighbouring earlier headlines, are
-# compared exactly.
-MAX_CANDIDATES = 12
+# A group is a candidate for a headline when one of its members is at least this similar to
+# it; below the join threshold (0.30), so that a centroid a little closer than every member
+# is still found.
+CANDIDATE_SIMILARITY = 0.2
 
 _TAG = r"[\[\(<【〈《][^\]\)>】〉》]{1,12}[\]\)>】〉》]"
 _LEADING_TAGS = re.compile(rf"^\s*(?:{_TAG}\s*)+")
@@ -62,14 +57,13 @@ def centroid_groups(
 
     An issue's titles (``standing.issue_of``) join its group where they stand in the order,
     whatever their similarity, so the pass builds each issue's centroid as the runs before it
-    did; a free title may then join it like any group while the issue is open. A closed
-    issue's group stays among the ranked candidates (so that the others are ranked as when it
-    was open) but takes no one. A re-run over the same window makes every choice it made
+    did; a free title may then join it like any group while the issue is open (a closed
+    issue's group takes no one). A re-run over the same window makes every choice it made
     before: it creates and changes nothing.
     """
     n = len(titles)
     vectors = char_vectors([strip_tags(t) for t in titles])
-    indptr, indices = similar_pairs(_rare_columns(vectors), CANDIDATE_SIMILARITY)
+    indptr, indices = similar_pairs(vectors, CANDIDATE_SIMILARITY)
     issue_of = np.full(n, -1) if standing is None else np.asarray(standing.issue_of)
     open_issues = {} if standing is None else standing.open
     group_of = np.full(n, -1, dtype=np.int64)
@@ -95,14 +89,13 @@ def centroid_groups(
             dot = groups[best].dot(row)
         else:
             earlier = indices[indptr[i] : indptr[i + 1]]
-            found, counts = np.unique(group_of[earlier[earlier < i]], return_counts=True)
-            ranked = [
+            candidates = [
                 int(g)
-                for g in found[np.argsort(-counts, kind="stable")]
-                if g >= 0 and (times is None or now - groups[g].last_seen <= idle_seconds)
+                for g in np.unique(group_of[earlier[earlier < i]])
+                if g >= 0
+                and not groups[g].closed
+                and (times is None or now - groups[g].last_seen <= idle_seconds)
             ]
-            # closed groups are dropped after the cut, so the others are cut as before
-            candidates = [g for g in ranked[:MAX_CANDIDATES] if not groups[g].closed]
             best, dot = _nearest(row, candidates, groups, threshold)
             if best < 0:
                 best = len(groups)
@@ -161,9 +154,3 @@ def _nearest(
         if similarity >= best_similarity and (best < 0 or similarity > best_similarity):
             best, best_similarity, best_dot = candidate, similarity, dot
     return best, best_dot
-
-
-def _rare_columns(vectors: sp.csr_matrix) -> sp.csr_matrix:
-    frequency = np.diff(vectors.tocsc().indptr)
-    cap = min(RARE_MAXIMUM, max(RARE_MINIMUM, int(RARE_SHARE * vectors.shape[0])))
-    return vectors[:, np.flatnonzero(frequency <= cap)].tocsr()

@@ -31,8 +31,11 @@ def word_vectors(titles: Sequence[str]) -> sp.csr_matrix:
 
 
 def char_vectors(titles: Sequence[str]) -> sp.csr_matrix:
-    """TF-IDF over character n-grams within words (2–4), sublinear, rows of unit length."""
-    vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True)
+    """Character n-grams within words (2–4), sublinear term frequency, no IDF (a title's
+    vector does not depend on the others), rows of unit length."""
+    vectorizer = TfidfVectorizer(
+        analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True, use_idf=False
+    )
     try:
         return vectorizer.fit_transform(titles).tocsr()
     except ValueError:  # nothing but blanks
