@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from newsdesk.cluster.methods import Group
-from newsdesk.cluster.vectors import char_vectors, representative, similar_pairs
+from newsdesk.cluster.vectors import centroid_vectors, representative, similar_pairs
 
 WINDOW_SECONDS = 12 * 3600
 # Columns that at most this share of headlines have (within RARE_MINIMUM…RARE_MAXIMUM) find
@@ -54,10 +54,11 @@ def centroid_groups(
     min_size: int,
     taken: np.ndarray,
     times: Sequence[float] | None = None,
+    analyser: str = "char",
 ) -> list[Group]:
     """Each group of at least ``min_size``, in the order the groups were started."""
     n = len(titles)
-    vectors = char_vectors([strip_tags(t) for t in titles])
+    vectors = centroid_vectors([strip_tags(t) for t in titles], analyser)
     indptr, indices = similar_pairs(_rare_columns(vectors), CANDIDATE_SIMILARITY)
     group_of = np.full(n, -1, dtype=np.int64)
     members: list[list[int]] = []
