@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from importlib import resources
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
+from importlib import resources
 from typing import Any
 
 import feedparser

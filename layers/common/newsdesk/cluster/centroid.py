@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from newsdesk.cluster.methods import Assignment, Group, Standing
-from newsdesk.cluster.vectors import char_vectors, representative, similar_pairs
+from newsdesk.cluster.vectors import centroid_vectors, representative, similar_pairs
 
 WINDOW_SECONDS = 12 * 3600
 # A group is a candidate for a headline when one of its members is at least this similar to
@@ -51,6 +51,7 @@ def centroid_groups(
     times: Sequence[float] | None = None,
     standing: Standing | None = None,
     idle_seconds: float = WINDOW_SECONDS,
+    analyser: str = "char",
 ) -> Assignment:
     """New groups of at least ``min_size``, in the order they were started, and the free
     titles that join the open issues of ``standing``.
@@ -62,7 +63,7 @@ def centroid_groups(
     before: it creates and changes nothing.
     """
     n = len(titles)
-    vectors = char_vectors([strip_tags(t) for t in titles])
+    vectors = centroid_vectors([strip_tags(t) for t in titles], analyser)
     indptr, indices = similar_pairs(vectors, CANDIDATE_SIMILARITY)
     issue_of = np.full(n, -1) if standing is None else np.asarray(standing.issue_of)
     open_issues = {} if standing is None else standing.open
