@@ -13,9 +13,10 @@ from newsdesk.cluster import vectors
 from newsdesk.cluster.centroid import strip_tags
 from newsdesk.clustering import DEFAULT_THRESHOLDS, METHODS, cluster_titles, find_groups
 
-CENTROID = DEFAULT_THRESHOLDS["centroid"]
 from newsdesk.core.settings import CLUSTER_METHODS
 from newsdesk_local.seed_reference import seed_clusters
+
+CENTROID = DEFAULT_THRESHOLDS["centroid"]
 
 
 @contextmanager
