@@ -12,7 +12,6 @@ from sklearn.metrics.pairwise import cosine_similarity
 from newsdesk.cluster import vectors
 from newsdesk.cluster.centroid import strip_tags
 from newsdesk.clustering import DEFAULT_THRESHOLDS, METHODS, cluster_titles, find_groups
-
 from newsdesk.core.settings import CLUSTER_METHODS
 from newsdesk_local.seed_reference import seed_clusters
 
