@@ -61,7 +61,7 @@ def cluster(data: Data, analyser: str, threshold: float) -> tuple[dict[str, str]
         titles = [r["_title"] for r in rows]
         times = [float(r["_order"]) / 1000 for r in rows]  # UCI's are milliseconds
         taken = np.zeros(len(rows), dtype=bool)
-        for group in centroid_groups(titles, threshold, 3, taken, times, analyser=analyser):
+        for group in centroid_groups(titles, threshold, 3, taken, times, analyser=analyser).groups:
             predicted.append([rows[i]["_id"] for i in group.members])
         gold.update({r["_id"]: r["_gold"] for r in rows})
     return gold, predicted
@@ -177,7 +177,7 @@ def korean(best: dict[str, float]) -> None:
             taken = np.zeros(len(WINDOW), dtype=bool)
             groups = [
                 {WINDOW[i] for i in group.members}
-                for group in centroid_groups(WINDOW, threshold, 2, taken, analyser=analyser)
+                for group in centroid_groups(WINDOW, threshold, 2, taken, analyser=analyser).groups
             ]
             together = [any(a in g and b in g for g in groups) for a, b in SAME_EVENT]
             joined = [any(a in g and b in g for g in groups) for a, b in DIFFERENT_EVENT]

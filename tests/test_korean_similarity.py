@@ -34,7 +34,7 @@ def window_groups(analyser: str = "char") -> list[set[str]]:
     if analyser == "char":  # the wiring the job uses
         groups = find_groups(WINDOW, THRESHOLD, 2, method="centroid")
     else:
-        groups = centroid_groups(WINDOW, THRESHOLD, 2, taken, analyser=analyser)
+        groups = centroid_groups(WINDOW, THRESHOLD, 2, taken, analyser=analyser).groups
     return [{WINDOW[i] for i in group.members} for group in groups]
 
 
