@@ -44,9 +44,9 @@ from tests.korean_pairs import BACKGROUND, DIFFERENT_EVENT, SAME_EVENT, WINDOW
 ROOT = Path(__file__).resolve().parent.parent
 THRESHOLD = DEFAULT_THRESHOLDS["centroid"]
 SWEEP = {
-    "char": [0.12, 0.15, 0.18],
-    "morph": [0.04, 0.06, 0.08, 0.10, 0.12, 0.15],
-    "char+morph": [0.08, 0.10, 0.12, 0.15, 0.18],
+    "char": [0.27, 0.30, 0.33],
+    "morph": [0.20, 0.25, 0.30, 0.35, 0.40],
+    "char+morph": [0.24, 0.27, 0.30, 0.33, 0.36],
 }
 KIWI_REQUIREMENT = "kiwipiepy>=0.24,<0.25"
 Data = dict[str, list[dict[str, str]]]
