@@ -240,3 +240,16 @@ def test_a_bus_that_refuses_keeps_the_events_for_the_next_run(database, postgres
     later = container("cluster", DATABASE_URL=postgres_url, EVENT_BUS_NAME=name)(event)
     assert later["events_published"] == 1
     assert [m["detail"]["event_id"] for m in receive()] == ["issue:1:v1"]
+
+
+def test_events_go_out_ten_a_call_and_under_putevents_size_limit():
+    from newsdesk.aws.issue_bus import BATCH_BYTES, _batches
+
+    class Event:
+        def __init__(self, n, size):
+            self.id, self.type, self.detail = f"issue:{n}:v1", "IssueCreated", {"t": "가" * size}
+
+    assert [len(b) for b in _batches([Event(n, 10) for n in range(25)])] == [10, 10, 5]
+    # three details of 40 % of the limit each (in UTF-8): two calls
+    big = [Event(n, int(BATCH_BYTES * 0.4 / 3)) for n in range(3)]
+    assert [len(b) for b in _batches(big)] == [2, 1]
