@@ -278,5 +278,7 @@ def test_every_function_runs_with_sams_environment_against_the_stack(
     assert [a["status"] for a in extracted["articles"]] == ["extract_ok"]
 
     # the cluster function (an image), over what the worker stored
+    # no bus is emulated: EVENT_BUS_NAME is empty, not SAM's logical id (events stay kept)
+    assert functions["ClusterFunction"]["environment"]["EVENT_BUS_NAME"] == ""
     clustered = run("ClusterFunction", load_event("cluster"), stack, tmp_path)
     assert clustered["locked_out"] is False

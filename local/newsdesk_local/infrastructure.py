@@ -145,6 +145,20 @@ class Infrastructure:
                 (references if self._names_a_resource(value) else values)[key] = resolved
         return values, references
 
+    def unemulated(self, function: str) -> list[str]:
+        """The function's variables that name, by ``Ref``, a resource the local runtime does
+        not emulate (the issue bus): neither a parameter, a pseudo parameter nor an emulated
+        resource."""
+        return [
+            key
+            for key, value in self.functions[function].variables.items()
+            if isinstance(value, dict)
+            and isinstance(value.get("Ref"), str)
+            and not value["Ref"].startswith("AWS::")
+            and value["Ref"] not in self._parameters
+            and value["Ref"] not in self._resources
+        ]
+
     def _names_a_resource(self, value: Any) -> bool:
         if isinstance(value, dict):
             ((kind, argument),) = value.items()

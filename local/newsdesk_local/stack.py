@@ -75,7 +75,8 @@ def env_json(
     """The overrides a container needs, in SAM CLI's --env-vars format: the services'
     addresses for every function that declares them, and per function the names and URLs of
     the emulated resources it uses (the template's references, which SAM CLI resolves to
-    logical ids or nothing) and the settings events/ need."""
+    logical ids or nothing; those the local runtime does not emulate, empty) and the settings
+    events/ need."""
     functions = infrastructure.functions.values()
     declared = {name for function in functions for name in function.variables}
     services_env = {"AWS_ENDPOINT_URL": aws_url, "DATABASE_URL": database_url}
@@ -86,6 +87,9 @@ def env_json(
         _, resources = infrastructure.environment(function.logical_id, services.queues)
         own = {k: v.replace(services.endpoint, aws_url) for k, v in resources.items()}
         own |= {k: v for k, v in EVENT_FILE_SETTINGS.items() if k in function.variables}
+        # SAM CLI would give the container a !Ref to a resource not emulated (the issue bus)
+        # as its logical id: empty instead, which the settings read as unset
+        own |= dict.fromkeys(infrastructure.unemulated(function.logical_id), "")
         if own:
             document[function.logical_id] = own
     return document

@@ -27,7 +27,7 @@ def find_groups(
     method: str = "seed",
     times: Sequence[float] | None = None,
 ) -> list[Group]:
-    """``taken`` marks titles that count for the vectors (their words shape the IDF) but are
+    """``taken`` marks titles that count for the vectors (their words shape the seed's IDF) but are
     already in an issue and cannot be gathered again. ``times`` (seconds, ascending) lets the
     centroid method forget groups idle for longer than its window."""
     return assign(titles, threshold, min_size, taken=taken, method=method, times=times).groups
