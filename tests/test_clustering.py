@@ -11,6 +11,8 @@ from sklearn.metrics.pairwise import cosine_similarity
 
 from newsdesk.cluster import vectors
 from newsdesk.cluster.centroid import strip_tags
+from newsdesk.cluster.grouping import assign
+from newsdesk.cluster.methods import Standing
 from newsdesk.clustering import DEFAULT_THRESHOLDS, METHODS, cluster_titles, find_groups
 from newsdesk.core.settings import CLUSTER_METHODS
 from newsdesk_local.seed_reference import seed_clusters
@@ -232,3 +234,14 @@ def test_methods_and_their_thresholds():
 def test_centroid_handles_empty_and_blank_titles():
     assert cluster_titles([], method="centroid") == []
     assert cluster_titles(["", " ", "  "], 0.15, 3, method="centroid") == []
+
+
+def test_seed_free_titles_join_an_open_issue_before_the_greedy_pass():
+    titles = ["금리 동결 발표", "금리 동결 발표 오늘", "수능 성적 공개", "금리 동결 발표 속보"]
+    standing = Standing([7, -1, -1, -1], {7: 0})  # title 0 leads open issue 7
+    joined = assign(titles, 0.6, 3, standing=standing)
+    assert (joined.joins, joined.groups) == ({7: [1, 3]}, [])
+    # at threshold 0 the joins are kept beside the group of what is left
+    everything = assign(titles, 0.0, 1, standing=standing)
+    assert everything.joins == {7: [1, 3]}
+    assert [g.members for g in everything.groups] == [[2]]

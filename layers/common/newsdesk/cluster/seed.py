@@ -44,7 +44,9 @@ def seed_groups(
         free = np.flatnonzero(~is_taken)
         if len(free) < min_size:
             return Assignment([], joins)
-        return Assignment([Group(free.tolist(), representative(vectors, free), int(free[0]))])
+        return Assignment(
+            [Group(free.tolist(), representative(vectors, free), int(free[0]))], joins
+        )
     if vectors.nnz == 0:
         return Assignment([], joins)
     indptr, indices = similar_pairs(vectors, threshold)
