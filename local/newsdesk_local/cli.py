@@ -928,6 +928,11 @@ def _sources_check_live(
     return 1 if failed else 0
 
 
+def _demo_exit(*rounds: RoundResult) -> int:
+    """The rounds' exit codes as one: 1 (a message failed) before 3 (no feed succeeded)."""
+    return min((code for code in map(_round_exit, rounds) if code), default=EXIT_OK)
+
+
 def _demo(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk.storage.issue_events import IssueEventStore
     from newsdesk.storage.issues import list_issues
@@ -979,7 +984,7 @@ def _demo(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
             },
             out,
         )
-        return max(_round_exit(result), _round_exit(second))
+        return _demo_exit(result, second)
     zone = Settings.from_env(env).zone
     _print_round(result, runtime.log_path, zone, out)
     _print_cluster(run, out, listed=False)
@@ -996,4 +1001,4 @@ def _demo(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         file=out,
     )
     _print_events(events, zone, out)
-    return max(_round_exit(result), _round_exit(second))
+    return _demo_exit(result, second)
