@@ -70,17 +70,25 @@ def window(
     with database.transaction() as cursor:
         cursor.execute(
             """
+            WITH chosen AS (
+                -- two index scans (collected_at; the open issues' articles), not one OR
+                SELECT id FROM raw_article
+                WHERE collected_at >= %(since)s
+                  AND (%(until)s::timestamptz IS NULL OR collected_at <= %(until)s)
+                UNION
+                SELECT a.id FROM issue i JOIN raw_article a ON a.issue_id = i.id
+                WHERE (i.state = 'open' OR i.closed_at >= %(until)s)
+                  AND (%(until)s::timestamptz IS NULL OR a.collected_at <= %(until)s)
+            )
             SELECT a.id, a.category_id, c.name, a.title, a.issue_id,
                    COALESCE(i.state = 'open' OR i.closed_at >= %(until)s, false),
                    COALESCE(i.leader_id = a.id, false), a.collected_at
-            FROM raw_article a
+            FROM chosen
+            JOIN raw_article a ON a.id = chosen.id
             JOIN category c ON c.id = a.category_id
             LEFT JOIN issue i ON i.id = a.issue_id
             LEFT JOIN article_extraction e ON e.article_id = a.id
-            WHERE (a.collected_at >= %(since)s
-                   OR i.state = 'open' OR i.closed_at >= %(until)s)
-              AND (%(until)s::timestamptz IS NULL OR a.collected_at <= %(until)s)
-              AND (e.status IS NULL OR e.status <> 'filtered_thin')
+            WHERE (e.status IS NULL OR e.status <> 'filtered_thin')
               AND (%(copies)s OR e.copy_of IS NULL)
               AND (%(pending_before)s::timestamptz IS NULL OR a.collected_at < %(pending_before)s
                    OR NOT EXISTS (SELECT 1 FROM extraction_outbox o WHERE o.article_id = a.id))
