@@ -45,30 +45,33 @@ class IssueBus:
                     "EventBusName": self._bus,
                     "Source": self._source,
                     "DetailType": event.type,
-                    "Detail": json.dumps(event.detail, ensure_ascii=False),
+                    "Detail": detail,
                     "Resources": [],
                 }
-                for event in batch
+                for event, detail in batch
             ]
             try:
                 response = self._client.put_events(Entries=entries)
             except (BotoCoreError, ClientError) as e:
                 raise EventBusError(f"cannot publish to the event bus {self._bus}: {e}") from e
             # Entries answer in the order sent; a failed one has an ErrorCode and no EventId.
-            for event, entry in zip(batch, response["Entries"], strict=True):
+            for (event, _), entry in zip(batch, response["Entries"], strict=True):
                 code = entry.get("ErrorCode")
                 errors[event.id] = f"{code}: {entry.get('ErrorMessage', '')}" if code else None
         return errors
 
 
-def _batches(events: Sequence[Event]) -> list[list[Event]]:
-    batches: list[list[Event]] = []
+def _batches(events: Sequence[Event]) -> list[list[tuple[Event, str]]]:
+    """The events with their details as JSON (written once), in calls of at most ``BATCH``
+    entries and ``BATCH_BYTES`` of detail."""
+    batches: list[list[tuple[Event, str]]] = []
     size = 0
     for event in events:
-        length = len(json.dumps(event.detail, ensure_ascii=False).encode())
+        detail = json.dumps(event.detail, ensure_ascii=False)
+        length = len(detail.encode())
         if not batches or len(batches[-1]) == BATCH or size + length > BATCH_BYTES:
             batches.append([])
             size = 0
-        batches[-1].append(event)
+        batches[-1].append((event, detail))
         size += length
     return batches

@@ -17,7 +17,6 @@ from newsdesk.core.times import format_time
 from newsdesk.storage.database import Database
 
 CREATED, UPDATED, CLOSED = "IssueCreated", "IssueUpdated", "IssueClosed"
-EVENT_TYPES = (CREATED, UPDATED, CLOSED)
 SOURCE = "newsdesk.issue"
 DETAIL_VERSION = 1
 # An event lists at most this many of its issue's articles (PutEvents takes 256 KB a call).
@@ -170,12 +169,6 @@ class IssueEventStore:
                 "DELETE FROM issue_event WHERE published_at < %s", (at - KEEP_PUBLISHED,)
             )
         return len(published), len(failed)
-
-    def unpublished(self) -> int:
-        with self._database.transaction() as cursor:
-            cursor.execute("SELECT count(*) FROM issue_event WHERE published_at IS NULL")
-            row = cursor.fetchone()
-        return int(row[0]) if row else 0
 
     def events(self, since: datetime | None = None, limit: int = 100) -> list[IssueEvent]:
         """The newest events (written since ``since``), oldest first."""
