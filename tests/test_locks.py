@@ -40,7 +40,7 @@ def test_a_lock_pins_its_inputs_ranges_with_hashes(lock):
 
 
 def test_packages_in_two_locks_have_one_version():
-    versions = {}
+    versions: dict[str, set[str]] = {}
     for lock in LOCKS:
         for name, version in pins(lock).items():
             versions.setdefault(name, set()).add(version)
