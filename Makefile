@@ -19,17 +19,18 @@ else
 INSTALL = $(BIN)/python -m pip install --quiet --disable-pip-version-check
 endif
 
-# The package with every extra, at the locks' versions where they pin one; then each deploy
-# unit's packages, installed from its locks into $(VENV)/lambda/ for the local runtime's
-# containers and the deploy-unit tests (infra/artifacts.py).
+# The package with every extra (at the locks' versions, on the functions' Python, 3.12); then
+# each deploy unit's packages, from its locks, into $(VENV)/lambda/ for the local runtime's
+# containers and the deploy-unit tests (infra/locks.py).
 $(BIN)/.installed: pyproject.toml $(LOCKS)
 	@echo "installing into $(VENV) with $(INSTALLER): newsdesk and its tools"
 	$(PYTHON) -m venv $(VENV)
 	$(if $(filter uv,$(INSTALLER)),$(BIN)/python -m pip install --quiet --disable-pip-version-check '$(UV_REQUIREMENT)')
-	sed -n 's/^\([A-Za-z0-9._-]*==[^ ;\\]*\).*/\1/p' $(LOCKS) | sort -u > $(VENV)/constraints.txt
+	if $(BIN)/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))'; then \
+		sed -n 's/^\([A-Za-z0-9._-]*==[^ ;\\]*\).*/\1/p' $(LOCKS) | sort -u; fi > $(VENV)/constraints.txt
 	$(INSTALL) -e '.[dev]' -c $(VENV)/constraints.txt
 	@echo "installing each function's packages from its locks into $(VENV)/lambda"
-	$(BIN)/python -m infra.artifacts install --installer $(INSTALLER)
+	$(BIN)/python -m infra.locks install --installer $(INSTALLER)
 	touch $@
 
 demo: $(BIN)/.installed

@@ -5,20 +5,16 @@ locks as its Dockerfile installs them and the folders it copies into the task ro
 
 Three readers, so that a function or layer added to the template is covered the day it is
 added: the derived import contract (`infra/import_contracts.py`, part of `lint-imports`), the
-folders the local runtime runs each function from (`python -m infra.artifacts install`, which
+folders the local runtime runs each function from (`python -m infra.locks install`, which
 `make` runs: each lock installed for this interpreter under `<venv>/lambda/`), and the
 deploy-unit tests (`tests/test_deploy_units.py`).
-
-Usage: python -m infra.artifacts install [--installer uv|pip]   (into sys.prefix/lambda)
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,44 +167,3 @@ def folders() -> dict[str, tuple[Path, ...]]:
 def uv() -> str:
     """uv as make installs it, beside this interpreter."""
     return shutil.which("uv", path=str(Path(sys.executable).parent)) or "uv"
-
-
-INSTALLERS = {
-    "uv": lambda: [uv(), "pip", "install", "--quiet", "--python", sys.executable],
-    "pip": lambda: [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-    ],
-}
-
-
-def install(target: Path, installer: str) -> None:
-    """Every folder the local runtime runs a function from, installed anew from the locks."""
-    for folder, locks in folders().items():
-        where = target / folder
-        shutil.rmtree(where, ignore_errors=True)
-        requirements = [arg for lock in locks for arg in ("-r", str(lock))]
-        command = [
-            *INSTALLERS[installer](),
-            "--require-hashes",
-            "--no-deps",
-            "--target",
-            str(where),
-        ]
-        subprocess.run([*command, *requirements], check=True)  # noqa: S603  (the installer, our locks)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=["install"])
-    parser.add_argument("--installer", choices=sorted(INSTALLERS), default="uv")
-    args = parser.parse_args()
-    install(Path(sys.prefix) / "lambda", args.installer)
-
-
-if __name__ == "__main__":
-    main()

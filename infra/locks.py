@@ -7,6 +7,11 @@ a layer's copy of a package shadows the runtime's.
 
 Usage: python -m infra.locks refresh   (make locks: resolve again, keeping the pins that hold)
        python -m infra.locks check     (CI: a lock that no longer matches its inputs fails)
+       python -m infra.locks install [--installer uv|pip]
+           (make: each deploy unit's locks installed for this interpreter into
+           <venv>/lambda/, for the local runtime's containers and the deploy-unit tests; on
+           another Python than the functions' the locks are resolved again for it first, the
+           same way and preferring the same pins, since not every pin has a wheel for it)
 """
 
 from __future__ import annotations
@@ -18,10 +23,22 @@ import sys
 import tempfile
 from pathlib import Path
 
-from infra.artifacts import ROOT, pins, units, uv
+from infra.artifacts import ROOT, folders, pins, units, uv
 
+LOCKED_PYTHON = (3, 12)
 PLATFORM = ("--python-version", "3.12", "--python-platform", "aarch64-manylinux_2_28")
 COMMAND = "make locks"  # what the locks' header says made them
+INSTALLERS = {
+    "uv": lambda: [uv(), "pip", "install", "--quiet", "--python", sys.executable],
+    "pip": lambda: [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+    ],
+}
 
 
 def order() -> dict[Path, tuple[Path, ...]]:
@@ -38,12 +55,19 @@ def order() -> dict[Path, tuple[Path, ...]]:
     return ordered
 
 
-def compile_lock(lock: Path, constraints: tuple[Path, ...], output: Path) -> None:
-    relative = [str(c.relative_to(ROOT)) for c in constraints]
-    command = [uv(), "pip", "compile", "--quiet", "--generate-hashes", *PLATFORM]
-    command += ["--custom-compile-command", COMMAND, str(lock.with_suffix(".in").relative_to(ROOT))]
-    command += [arg for c in relative for arg in ("-c", c)]
+def compile_lock(
+    lock: Path, constraints: tuple[Path, ...], output: Path, target: tuple[str, ...] = PLATFORM
+) -> None:
+    """``lock``'s inputs resolved into ``output`` (whose pins, if it exists, are preferred)."""
+    command = [uv(), "pip", "compile", "--quiet", "--generate-hashes", *target]
+    command += ["--custom-compile-command", COMMAND, _shown(lock.with_suffix(".in"))]
+    command += [arg for c in constraints for arg in ("-c", _shown(c))]
     subprocess.run([*command, "-o", str(output)], check=True, cwd=ROOT)  # noqa: S603  (uv, our files)
+
+
+def _shown(path: Path) -> str:
+    """As a lock names its inputs: relative to the repository where it is in it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def refresh() -> None:
@@ -52,34 +76,64 @@ def refresh() -> None:
         print(f"{lock.relative_to(ROOT)}: {len(pins(lock))} packages")
 
 
+def again(folder: Path, target: tuple[str, ...] = PLATFORM) -> dict[Path, Path]:
+    """Each lock resolved again into ``folder``, preferring its own pins, under the locks
+    resolved again before it."""
+    resolved: dict[Path, Path] = {}
+    for lock, constraints in order().items():
+        output = folder / lock.relative_to(ROOT)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(lock, output)  # uv keeps the pins of an existing output that still hold
+        compile_lock(lock, tuple(resolved[c] for c in constraints), output, target)
+        resolved[lock] = output
+    return resolved
+
+
 def check() -> int:
     """Resolve each lock again, preferring its own pins: the pins must come out the same."""
     stale = []
     with tempfile.TemporaryDirectory() as scratch:
-        for lock, constraints in order().items():
-            again = Path(scratch) / lock.relative_to(ROOT)
-            again.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(lock, again)  # uv keeps the pins of an existing output that still hold
-            compile_lock(lock, constraints, again)
-            if pins(again) != pins(lock):
-                added = sorted(set(pins(again).items()) - set(pins(lock).items()))
-                stale.append(
-                    f"{lock.relative_to(ROOT)} no longer matches "
-                    f"{lock.with_suffix('.in').name} (would pin {added}): run `make locks`"
-                )
+        for lock, output in again(Path(scratch)).items():
+            if pins(output) != pins(lock):
+                changed = sorted(set(pins(output).items()) ^ set(pins(lock).items()))
+                inputs = lock.with_suffix(".in").name
+                stale.append(f"{lock.relative_to(ROOT)} no longer matches {inputs} (pins that")
+                stale[-1] += f" differ: {', '.join(map('=='.join, changed))}): run `make locks`"
     for line in stale:
         print(line, file=sys.stderr)
     return 1 if stale else 0
 
 
+def install(target: Path, installer: str) -> None:
+    """Every folder the local runtime runs a function from, installed anew from the locks."""
+    locks = {lock: lock for lock in order()}
+    if sys.version_info[:2] != LOCKED_PYTHON:
+        locks = again(target / "locks", ("--python", sys.executable))
+    for folder, installed in folders().items():
+        where = target / folder
+        shutil.rmtree(where, ignore_errors=True)
+        command = [
+            *INSTALLERS[installer](),
+            "--require-hashes",
+            "--no-deps",
+            "--target",
+            str(where),
+        ]
+        command += [arg for lock in installed for arg in ("-r", str(locks[lock]))]
+        subprocess.run(command, check=True)  # noqa: S603  (the installer, our locks)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=["refresh", "check"])
+    parser.add_argument("action", choices=["refresh", "check", "install"])
+    parser.add_argument("--installer", choices=sorted(INSTALLERS), default="uv")
     args = parser.parse_args()
     if args.action == "refresh":
         refresh()
-    else:
+    elif args.action == "check":
         sys.exit(check())
+    else:
+        install(Path(sys.prefix) / "lambda", args.installer)
 
 
 if __name__ == "__main__":
