@@ -62,6 +62,7 @@ class Extractor:
 def extractor_from(settings: Settings, dynamodb: DynamoDBClient | None = None) -> Extractor:
     if not settings.article_queue_url:
         raise SettingsError("ARTICLE_QUEUE_URL is not set")
+    settings.require_operator_contact()  # every request names whom to ask
     store = ExtractionStore(database_from(settings))
     policy = ExtractPolicy.from_settings(settings)
     pages = PageExtractor(
