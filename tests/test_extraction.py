@@ -366,6 +366,35 @@ def test_the_original_is_the_one_published_first_whichever_came_first(
     assert extraction(database, ids[reprint])["copy_reason"] == "duplicate_by_content_hash"
 
 
+def test_an_agency_story_published_at_the_same_time_as_its_reprint_is_the_original(
+    aws_env, database, serve, extractor, tmp_path
+):
+    # GIVEN sources.yaml naming 연합뉴스 a news agency (wire: true)
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(
+        "- {source: 연합뉴스, url: 'https://a.test/1', category: 정치, wire: true}\n"
+        "- {source: 한국경제, url: 'https://b.test/1', category: 정치}\n",
+        encoding="utf-8",
+    )
+    # and a reprint collected and extracted first, carrying the agency's published time
+    at = utc_now() - timedelta(minutes=20)
+    agency = serve("/view/1", body=article_page("국회 예산안 통과"), content_type="text/html")
+    reprint = serve("/other/7", body=article_page("국회 예산안 통과"), content_type="text/html")
+    event = worker_event([(serve("/b.xml", body=rss([("국회 예산안", reprint)], at)), "정치")])
+    body = json.loads(event["Records"][0]["body"])
+    event["Records"][0]["body"] = json.dumps({**body, "source": "한국경제"}, ensure_ascii=False)
+    invoke("worker", event, **EXTRACT_ON)
+    assert extractor(SOURCES_PATH=str(sources))[0]["copy_of"] is None
+    # WHEN the agency's own article, stored after it, is extracted
+    body = rss([("국회 예산안 통과", agency)], at)
+    invoke("worker", worker_event([(serve("/a.xml", body=body), "정치")]), **EXTRACT_ON)
+    (report,) = extractor(SOURCES_PATH=str(sources))
+    # THEN the agency's is the original, though the reprint was stored first
+    ids = article_ids(database)
+    assert (report["copy_of"], report["original_of"]) == (None, [ids[reprint]])
+    assert extraction(database, ids[reprint])["copy_of"] == ids[agency]
+
+
 def test_a_page_whose_canonical_is_a_stored_article_is_a_copy_by_canonical_url(
     aws_env, database, serve, extractor
 ):
@@ -551,6 +580,66 @@ def test_copies_keep_one_original_when_the_original_turns_out_a_copy(database):
     store.record(extraction, copies=found)
     # THEN A and B are both Y's copies: no chain
     assert copy_of(database) == {y: None, a: y, b: y}
+
+
+def stored_from(database: Any, articles: list[tuple[str, datetime]]) -> list[int]:
+    """One article per ``(source, published)``, stored in that order; their ids."""
+    store = ArticleStore(database)
+    for n, (source, published) in enumerate(articles):
+        link = f"https://example.test/{n}/view"
+        entry = Entry(f"기사 {n}", link, "", None, published)
+        store.insert_articles(source, "정치", [Article(entry, link)], utc_now())
+    return sorted(article_ids(database).values())
+
+
+def extracted_in_order(store: ExtractionStore, order: list[tuple[int, set[int] | None]]) -> None:
+    """Each article's page extracted in turn, with the copies its key found."""
+    for article, found in order:
+        extraction, copies = ok(article, found)
+        store.record(extraction, copies=copies)
+
+
+WIRE = {"연합뉴스", "뉴시스", "뉴스1"}
+
+
+@pytest.mark.parametrize("agency_first", [False, True], ids=["copy-first", "agency-first"])
+def test_a_wire_story_republished_at_its_own_time_is_the_agencys_whichever_comes_first(
+    database, agency_first
+):
+    # GIVEN a republisher's copy stored before the agency's story, both carrying the agency's
+    # published time (a wire story republished with its timestamp)
+    at = utc_now() - timedelta(hours=1)
+    copy, original = stored_from(database, [("한국경제", at), ("연합뉴스", at)])
+    store = ExtractionStore(database, WIRE)
+    # WHEN their pages are extracted, in either order, the second found a copy of the first
+    if agency_first:
+        extracted_in_order(store, [(original, None), (copy, {original})])
+    else:
+        extracted_in_order(store, [(copy, None), (original, {copy})])
+    # THEN the agency's article is the original, the same both ways
+    assert copy_of(database) == {original: None, copy: original}
+
+
+@pytest.mark.parametrize("later_first", [False, True])
+def test_a_tie_between_republishers_goes_to_the_one_stored_first(database, later_first):
+    at = utc_now() - timedelta(hours=1)
+    first, second = stored_from(database, [("한국경제", at), ("매일경제", at)])
+    store = ExtractionStore(database, WIRE)
+    if later_first:
+        extracted_in_order(store, [(second, None), (first, {second})])
+    else:
+        extracted_in_order(store, [(first, None), (second, {first})])
+    assert copy_of(database) == {first: None, second: first}
+
+
+def test_published_first_still_wins_over_a_later_agency_story(database):
+    # the tie rule decides ties only: a republisher's text published earlier stays the original
+    now = utc_now()
+    early, late = stored_from(
+        database, [("한국경제", now - timedelta(hours=2)), ("연합뉴스", now - timedelta(hours=1))]
+    )
+    extracted_in_order(ExtractionStore(database, WIRE), [(late, None), (early, {late})])
+    assert copy_of(database) == {early: None, late: early}
 
 
 def test_an_original_arriving_late_takes_its_copys_issue(database):

@@ -4,7 +4,13 @@ from pathlib import Path
 import pytest
 
 from newsdesk.core.errors import SourcesError
-from newsdesk.core.sources import Feed, group_by_outlet, load_sources, parse_sources
+from newsdesk.core.sources import (
+    Feed,
+    group_by_outlet,
+    load_sources,
+    parse_sources,
+    wire_agencies,
+)
 from newsdesk_local.cli import main
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "sources.md"
@@ -74,10 +80,72 @@ def test_an_outlet_may_turn_extraction_off_or_set_its_minimum():
     ]
 
 
+def test_an_outlet_may_be_a_news_agency_with_its_terms_and_each_feed_its_citations():
+    feeds = parse_sources(
+        "- {source: A, url: 'https://a.test/1', category: 정치, wire: true,\n"
+        "   terms: &a-terms 'RSS: personal use  only (a-terms 2026-01-02)',\n"
+        "   cited: [knews 2022-07-30, 'kite#206 2025-10-01']}\n"
+        "- {source: A, url: 'https://a.test/2', category: 경제, wire: true, terms: *a-terms}\n"
+        "- {source: B, url: 'https://b.test/1', category: 정치}\n"
+    )
+    assert [(f.wire, f.terms, f.cited) for f in feeds] == [
+        (
+            True,
+            "RSS: personal use only (a-terms 2026-01-02)",
+            ("knews 2022-07-30", "kite#206 2025-10-01"),
+        ),
+        (True, "RSS: personal use only (a-terms 2026-01-02)", ()),
+        (False, None, ()),
+    ]
+    assert wire_agencies(feeds) == {"A"}
+
+
+def test_a_file_without_the_new_fields_reads_as_before():
+    # an earlier release's file: no outlet is an agency, no terms or citations
+    (feed,) = parse_sources(GOOD)
+    assert (feed.wire, feed.terms, feed.cited) == (False, None, ())
+    assert feed == Feed("A", "https://a.test/1", "정치")
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         ("", "non-empty list"),
+        (
+            GOOD + "- {source: A, url: 'https://a.test/2', category: 경제, wire: yes please}\n",
+            "entry 2: field 'wire': expected true or false",
+        ),
+        (
+            "- {source: A, url: 'https://a.test/1', category: 정치, wire: true}\n"
+            "- {source: A, url: 'https://a.test/2', category: 경제}\n",
+            "entry 2: field 'wire': False differs from entry 1's True",
+        ),
+        (
+            GOOD + "- {source: A, url: 'https://a.test/2', category: 경제, terms: ''}\n",
+            "entry 2: field 'terms': expected a non-empty string",
+        ),
+        (
+            "- {source: A, url: 'https://a.test/1', category: 정치, terms: x}\n"
+            "- {source: A, url: 'https://a.test/2', category: 경제, terms: y}\n",
+            "entry 2: field 'terms': 'y' differs from entry 1's 'x'",
+        ),
+        (
+            GOOD + "- {source: A, url: 'https://a.test/2', category: 경제, cited: knews}\n",
+            "entry 2: field 'cited': expected a list",
+        ),
+        (
+            GOOD + "- {source: A, url: 'https://a.test/2', category: 경제, cited: []}\n",
+            "entry 2: field 'cited': expected a list",
+        ),
+        (
+            GOOD + "- {source: A, url: 'https://a.test/2', category: 경제, cited: [knews]}\n",
+            "entry 2: field 'cited': 'knews' is not 'KEY YYYY-MM-DD'",
+        ),
+        (
+            GOOD
+            + "- {source: A, url: 'https://a.test/2', category: 경제, cited: [knews 2022-13-01]}\n",
+            "entry 2: field 'cited': 'knews 2022-13-01' is not",
+        ),
         (
             GOOD + "- {source: A, url: 'https://a.test/2', category: 경제, extract: no}\n",
             "entry 2: field 'extract': .* differs from entry 1's True",

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.report import COOLING_DOWN, FETCHED, SUCCEEDED, totals
 from newsdesk.core.settings import LOCAL_CONTACT, Settings
-from newsdesk.core.sources import Outlet, group_by_outlet, load_sources
+from newsdesk.core.sources import Outlet, group_by_outlet, load_sources, wire_agencies
 from newsdesk.core.times import format_time, local_time, parse_time, utc_now
 
 if TYPE_CHECKING:
@@ -590,7 +590,7 @@ def _reextract(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> in
         function_env = runtime.function_env(EXTRACTOR)
         settings = Settings.from_env(function_env)
         database = runtime.database()
-        store = ExtractionStore(database)
+        store = ExtractionStore(database, wire_agencies(load_sources(settings.sources_path)))
         raw = RawStore(runtime.client("s3"), function_env["RAW_BUCKET"])
         states = StateTable(runtime.client("dynamodb"), settings.state_table_name)
         extractor = PageExtractor(ExtractPolicy.from_settings(settings), store, states, raw)
