@@ -163,3 +163,14 @@ def test_connection_refused_is_a_fetch_error():
 )
 def test_blocked_addresses(address, blocked):  # classification only: nothing connects to these
     assert is_blocked_address(address) is blocked
+
+
+def test_a_redirect_can_be_had_as_the_answer_rather_than_followed(serve, feed_server):
+    # the extractor follows a page's redirects itself, one host at a time
+    target = serve("/good.xml", "good.xml")
+    moved = serve("/moved", status=301, headers=(("location", "/good.xml"),))
+    hop = fetch(moved, LOOPBACK, follow_redirects=False)
+    assert (hop.status, hop.location, hop.content) == (301, "/good.xml", b"")
+    assert feed_server.requests["/good.xml"] == 0
+    followed = fetch(moved, LOOPBACK)  # the feeds' way: requests follows them
+    assert (followed.url, followed.status, followed.location) == (target, 200, None)
