@@ -41,6 +41,55 @@ def test_every_bundled_feed_is_documented_with_its_outlet():
             assert re.search(pattern, sections[outlet.name]), feed.url
 
 
+def _cited_keys() -> set[str]:
+    """The keys of docs/sources.md's "Sources cited" tables (the feeds' and the terms')."""
+    docs = DOCS.read_text(encoding="utf-8")
+    cited = docs.split("## Sources cited", 1)[1].split("## Terms and extract", 1)[0]
+    return set(re.findall(r"^\| ([a-z][a-z0-9#-]*) \|", cited, re.MULTILINE))
+
+
+def test_every_bundled_feed_is_cited_and_its_row_says_so():
+    # each feed names the public material behind it (sources.yaml's cited), docs/sources.md's
+    # outlet table gives the same citations, and a feed with one source is marked so
+    docs = DOCS.read_text(encoding="utf-8")
+    keys = _cited_keys()
+    rows = dict(re.findall(r"^\| (https://\S+) \| [^|]+ \| ([^|]+) \|$", docs, re.MULTILINE))
+    for feed in load_sources():
+        assert feed.cited, feed.url
+        assert {c.split(" ")[0] for c in feed.cited} <= keys, feed.url
+        row = rows[feed.url]
+        assert row.removesuffix(" — **single source**").split(", ") == list(feed.cited), feed.url
+        assert row.endswith("**single source**") == (len(feed.cited) == 1), feed.url
+
+
+def test_every_bundled_outlets_terms_are_cited_and_set_its_extract():
+    # terms name their material by the keys of "Sources cited"; an outlet with terms found has
+    # its pages not fetched, and "Terms and extract" lists every outlet once, as the file sets it
+    docs = DOCS.read_text(encoding="utf-8")
+    table = docs.split("## Terms and extract", 1)[1].split("## Outlets and feeds", 1)[0]
+    listed = {
+        name.strip(): extract
+        for names, extract in re.findall(r"^\| ([^|]+) \| [^|]+ \| (true|false)", table, re.M)
+        for name in names.split(",")
+    }
+    keys = _cited_keys()
+    outlets = group_by_outlet(load_sources())
+    assert set(listed) == {o.name for o in outlets}
+    for outlet in outlets:
+        feed = outlet.feeds[0]
+        assert listed[outlet.name] == str(feed.extract).lower(), outlet.name
+        if feed.terms is not None:
+            assert feed.extract is False, outlet.name
+            # "(KEY)" or "(KEY YYYY-MM-DD)"
+            named = set(re.findall(r"\(([a-z][a-z0-9#-]*)(?: \d{4}-\d{2}-\d{2})?\)", feed.terms))
+            assert named, outlet.name
+            assert named <= keys, outlet.name
+
+
+def test_the_news_agencies_are_marked():
+    assert wire_agencies(load_sources()) == {"연합뉴스", "뉴시스"}
+
+
 def test_group_keeps_outlet_and_feed_order():
     feeds = parse_sources(
         """
