@@ -32,7 +32,7 @@ DEFAULT_PHOTO_TITLE_PATTERNS: tuple[str, ...] = (
 
 # newsdesk.cluster.methods.METHODS, named again here: core sits below the stages and imports
 # none of them (tests/test_clustering.py checks that the two agree).
-CLUSTER_METHODS = ("seed", "centroid")
+CLUSTER_METHODS = ("seed", "centroid", "headline")
 
 # Who is asking and where to read about it (the "+URL" convention of crawlers). Not the
 # library's "python-requests", a substring web firewalls commonly block.
