@@ -70,6 +70,9 @@ class Settings:
     cluster_threshold: float | None = None  # None: the method's recommended threshold
     cluster_min_size: int = 3
     cluster_window_hours: float = 24.0
+    # Issue 24: a schedule's event sends one message per category there (None: the function
+    # clusters every category itself, one after another).
+    cluster_queue_url: str | None = None
     # The extraction stage (issue 14): article pages fetched, their text kept.
     extract_enabled: bool = True  # off: collection goes on without the page fetches
     article_queue_url: str | None = None
@@ -146,6 +149,7 @@ class Settings:
             cluster_window_hours=reader.number(
                 "CLUSTER_WINDOW_HOURS", float, defaults.cluster_window_hours, minimum=0.1
             ),
+            cluster_queue_url=reader.text("CLUSTER_QUEUE_URL"),
             extract_enabled=reader.flag("EXTRACT_ENABLED", defaults.extract_enabled),
             article_queue_url=reader.text("ARTICLE_QUEUE_URL"),
             extract_max_bytes=reader.number(
