@@ -72,7 +72,8 @@ def test_per_category_invocations_leave_what_one_invocation_leaves(database, pos
         run = whole(load_event("cluster") | {"at": format_time(tick)})
         assert run["categories_done"] == ["경제", "사회"]
     one_run = outcome(database)
-    assert len(one_run[0]) == 2 and {state for _, state, _ in one_run[0]} == {"closed"}
+    assert len(one_run[0]) == 2
+    assert {state for _, state, _ in one_run[0]} == {"closed"}
     # WHEN the same day is run again from scratch, fanned out by category
     with database.transaction() as cursor:
         cursor.execute("TRUNCATE raw_article, issue, category RESTART IDENTITY CASCADE")
