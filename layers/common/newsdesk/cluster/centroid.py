@@ -18,11 +18,11 @@ a running sum and squared norm per group.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
 
+from newsdesk.cluster.headline import strip_tags as strip_tags  # its home before issue 24
 from newsdesk.cluster.methods import Assignment, Group, Standing
 from newsdesk.cluster.vectors import (
     centroid_vectors,
@@ -40,16 +40,6 @@ CANDIDATE_SIMILARITY = 0.2
 # members is at least this, so that a big group's centroid, which leans toward the words all
 # its members share, does not draw titles that share only those.
 HEADLINE_MEAN_FLOOR = 0.2
-
-_TAG = r"[\[\(<【〈《][^\]\)>】〉》]{1,12}[\]\)>】〉》]"
-_LEADING_TAGS = re.compile(rf"^\s*(?:{_TAG}\s*)+")
-_TRAILING_TAGS = re.compile(rf"(?:\s*{_TAG})+\s*$")
-
-
-def strip_tags(title: str) -> str:
-    """``[속보] 기준금리 동결(종합2보)`` → ``기준금리 동결``; a title that is only tags stays."""
-    stripped = _TRAILING_TAGS.sub("", _LEADING_TAGS.sub("", title)).strip()
-    return stripped or title.strip()
 
 
 def centroid_groups(

@@ -25,7 +25,17 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from newsdesk.cluster.abbreviations import HANJA_ABBREVIATIONS
-from newsdesk.cluster.centroid import strip_tags
+
+_TAG = r"[\[\(<【〈《][^\]\)>】〉》]{1,12}[\]\)>】〉》]"
+_LEADING_TAGS = re.compile(rf"^\s*(?:{_TAG}\s*)+")
+_TRAILING_TAGS = re.compile(rf"(?:\s*{_TAG})+\s*$")
+
+
+def strip_tags(title: str) -> str:
+    """``[속보] 기준금리 동결(종합2보)`` → ``기준금리 동결``; a title that is only tags stays."""
+    stripped = _TRAILING_TAGS.sub("", _LEADING_TAGS.sub("", title)).strip()
+    return stripped or title.strip()
+
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")
 _ABBREVIATION = re.compile("|".join(map(re.escape, HANJA_ABBREVIATIONS)))
