@@ -364,12 +364,29 @@ def extractor(stack: Stack, scratch: Path) -> None:
 
 
 def cluster(stack: Stack, scratch: Path) -> None:
-    # the image, over three articles of one event stored first: one issue holds them
+    # the image, over three articles of one event stored first: its schedule's event sends one
+    # message per category to its queue, and the invocation its queue's message makes
+    # clusters that category into one issue that holds them
     titles = ["한은 기준금리 동결", "한은, 기준금리 동결", "한은 기준금리 동결 결정"]
     articles = store(stack, "경제", titles, None)
-    clustered = run("ClusterFunction", load_event("cluster"), stack, scratch)
-    assert clustered["locked_out"] is False
-    assert clustered["issues_created"] >= 1
+    fanned = run("ClusterFunction", load_event("cluster"), stack, scratch)
+    assert "경제" in fanned["categories_sent"]
+    url = stack.to_stack(
+        resolved()["functions"]["ClusterFunction"]["environment"]["CLUSTER_QUEUE_URL"]
+    )
+    messages = sqs(stack).receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    assert len(messages) == len(fanned["categories_sent"])
+    (mine,) = [m for m in messages if json.loads(m["Body"])["category"] == "경제"]
+    record = {
+        "messageId": mine["MessageId"],
+        "receiptHandle": mine["ReceiptHandle"],
+        "body": mine["Body"],
+    }
+    record |= {"attributes": {}, "messageAttributes": {}, "eventSource": "aws:sqs"}
+    clustered = run("ClusterFunction", {"Records": [record]}, stack, scratch / "queued")
+    assert clustered["batchItemFailures"] == []
+    ((run_,),) = [clustered["runs"]]
+    assert run_["issues_created"] >= 1
     issues = query(stack, "SELECT DISTINCT issue_id FROM raw_article WHERE id = ANY(%s)", articles)
     ((issue,),) = issues  # one issue, and not none
     assert issue is not None

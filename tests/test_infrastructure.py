@@ -200,10 +200,11 @@ def test_cluster_image_function(template):
     module, function = json.loads(cmd.removeprefix("CMD").strip())[0].rsplit(".", 1)
     source = ROOT / "functions" / "cluster" / f"{module}.py"
     assert f"def {function}(" in source.read_text()
-    schedules = [e["Properties"] for e in props["Events"].values()]
+    events = {name: e for name, e in props["Events"].items() if e["Type"] == "ScheduleV2"}
+    schedules = [e["Properties"] for e in events.values()]
     assert {s["ScheduleExpressionTimezone"] for s in schedules} == {"Asia/Seoul"}
     # every round, or the two editions (ClusterCadence): one of the two is enabled
-    states = {name: e["Properties"]["State"]["Fn::If"] for name, e in props["Events"].items()}
+    states = {name: e["Properties"]["State"]["Fn::If"] for name, e in events.items()}
     assert states == {
         "AfterEachRound": ["ClusterEveryRound", "ENABLED", "DISABLED"],
         "BeforeMorningEdition": ["ClusterEveryRound", "DISABLED", "ENABLED"],
@@ -213,6 +214,15 @@ def test_cluster_image_function(template):
         "Ref": "ClusterRoundSchedule"
     }
     assert (ROOT / "events" / "cluster.json").is_file()
+    # issue 24: one invocation per category, from the cluster queue; no reserved concurrency
+    (queue,) = [e["Properties"] for e in props["Events"].values() if e["Type"] == "SQS"]
+    assert queue["Queue"] == {"Fn::GetAtt": ["ClusterQueue", "Arn"]}
+    assert queue["BatchSize"] == 1
+    assert queue["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert "ReservedConcurrentExecutions" not in props
+    assert props["Environment"]["Variables"]["CLUSTER_QUEUE_URL"] == {"Ref": "ClusterQueue"}
+    visibility = template["Resources"]["ClusterQueue"]["Properties"]["VisibilityTimeout"]
+    assert visibility >= props["Timeout"]
 
 
 def test_cluster_requirements_match_the_package():

@@ -462,13 +462,13 @@ def _reparse(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
 
 
 def _cluster(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
-    from newsdesk_local.driver import CLUSTER, invoke_function, scheduled_event
+    from newsdesk_local.driver import run_cluster, scheduled_event
 
     event = scheduled_event(args.at or datetime.now(UTC))
     if args.at is not None:
         event["at"] = format_time(args.at)
     with _runtime(env) as runtime:
-        run = invoke_function(runtime, CLUSTER, event)
+        run = run_cluster(runtime, event)
     if args.json:
         _dump(_cluster_json(run), out)
     else:
@@ -940,7 +940,7 @@ def _demo(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk.storage.issue_events import IssueEventStore
     from newsdesk.storage.issues import list_issues
     from newsdesk_local.demo import serve_demo_feeds, serve_second_round, write_sources
-    from newsdesk_local.driver import CLUSTER, invoke_function, run_collect_round, scheduled_event
+    from newsdesk_local.driver import run_cluster, run_collect_round, scheduled_event
     from newsdesk_local.feedserver import FeedServer
 
     data_dir = Settings.from_env(env).data_dir / "demo"
@@ -965,11 +965,11 @@ def _demo(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
             print(f"Serving demo feeds at {server.base_url}; data in {data_dir}", file=out)
         with _runtime(demo_env) as runtime:
             result = run_collect_round(runtime, 4, outlets)
-            run = invoke_function(runtime, CLUSTER, scheduled_event(datetime.now(UTC)))
+            run = run_cluster(runtime, scheduled_event(datetime.now(UTC)))
             # a round later: one feed has an update of a story that is an issue now
             serve_second_round(server)
             second = run_collect_round(runtime, 4, outlets)
-            second_run = invoke_function(runtime, CLUSTER, scheduled_event(datetime.now(UTC)))
+            second_run = run_cluster(runtime, scheduled_event(datetime.now(UTC)))
             database = runtime.database()
             issues = list_issues(database)
             events = IssueEventStore(database).events()

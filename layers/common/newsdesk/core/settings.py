@@ -32,7 +32,7 @@ DEFAULT_PHOTO_TITLE_PATTERNS: tuple[str, ...] = (
 
 # newsdesk.cluster.methods.METHODS, named again here: core sits below the stages and imports
 # none of them (tests/test_clustering.py checks that the two agree).
-CLUSTER_METHODS = ("seed", "centroid")
+CLUSTER_METHODS = ("seed", "centroid", "headline")
 
 # Who is asking (RFC 9110 10.1.5: a product token, then a comment): newsdesk, whom a webmaster
 # who finds it in their logs can ask (OPERATOR_CONTACT: "+URL" as crawlers write it, or an
@@ -88,6 +88,9 @@ class Settings:
     cluster_threshold: float | None = None  # None: the method's recommended threshold
     cluster_min_size: int = 3
     cluster_window_hours: float = 24.0
+    # Issue 24: a schedule's event sends one message per category there (None: the function
+    # clusters every category itself, one after another).
+    cluster_queue_url: str | None = None
     # The extraction stage (issue 14): article pages fetched, their text kept.
     extract_enabled: bool = True  # off: collection goes on without the page fetches
     article_queue_url: str | None = None
@@ -169,6 +172,7 @@ class Settings:
             cluster_window_hours=reader.number(
                 "CLUSTER_WINDOW_HOURS", float, defaults.cluster_window_hours, minimum=0.1
             ),
+            cluster_queue_url=reader.text("CLUSTER_QUEUE_URL"),
             extract_enabled=reader.flag("EXTRACT_ENABLED", defaults.extract_enabled),
             article_queue_url=reader.text("ARTICLE_QUEUE_URL"),
             extract_max_bytes=reader.number(
