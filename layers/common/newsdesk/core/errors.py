@@ -46,14 +46,23 @@ class FeedError(NewsdeskError):
     line, the report and the feed's state record carry); ``detail`` is the whole story for the
     log (the exception chain), and ``kind`` names what happened, finer than ``reason`` (a
     connection failure's ``dns``, ``refused``, ``reset``, ``tls`` …). ``reason`` is a short
-    machine-readable tag."""
+    machine-readable tag. A fetch's ``steps`` are what it did, each with the seconds of its
+    deadline left when it began (``("resolve news.example", 9.998)``, ``("connect …", …)``)."""
 
     reason = "error"
 
-    def __init__(self, message: str, *, kind: str = "", detail: str = "") -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str = "",
+        detail: str = "",
+        steps: tuple[tuple[str, float], ...] = (),
+    ) -> None:
         super().__init__(message)
         self.kind = kind or self.reason
         self.detail = detail
+        self.steps = steps
 
 
 class FetchError(FeedError):

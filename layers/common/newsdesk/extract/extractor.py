@@ -30,7 +30,7 @@ from newsdesk.aws.article_queue import ArticleQueue
 from newsdesk.aws.raw import RawStore
 from newsdesk.aws.state_table import StateTable
 from newsdesk.collect.collector import failure_class
-from newsdesk.collect.fetch import FetchPolicy, exception_chain, fetch
+from newsdesk.collect.fetch import FetchPolicy, exception_chain, fetch, loggable_url
 from newsdesk.collect.urls import canonical_url
 from newsdesk.core.errors import FeedError, HTTPStatusError, NewsdeskError
 from newsdesk.core.fetched import FetchResult
@@ -120,6 +120,12 @@ class ArticleReport:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def log_fields(self) -> dict[str, Any]:
+        """The fields that are set, for the log line: the URL by host and path only."""
+        fields = {k: v for k, v in self.as_dict().items() if v not in (None, "", False)}
+        fields.update(url=loggable_url(self.url))
+        return fields
 
     def outcome(self, zone: tzinfo = UTC) -> str:
         """The outcome in words: ``ok 812 chars, copy of #3 (duplicate_by_content_hash)``."""
@@ -243,7 +249,11 @@ class PageExtractor:
         host.robots_fetched_at = self._clock()
         logger.info(
             "robots.txt read",
-            extra={"host": host.host, "robots": host.robots_status, "url": robots_url},
+            extra={
+                "host": host.host,
+                "robots": host.robots_status,
+                "url": loggable_url(robots_url),
+            },
         )
 
     def _pace(self, host: HostState, rules: Protego | None) -> None:
@@ -288,7 +298,7 @@ class PageExtractor:
             "page failed",
             extra={
                 "article_id": article.id,
-                "url": article.url,
+                "url": loggable_url(article.url),
                 "reason": reason,
                 "error": str(error),
                 "detail": error.detail or exception_chain(error),
