@@ -373,6 +373,8 @@ _LOGGED_COUNTS = (
     "too_old",
     "undated",
     "with_replacement_char",
+    "truncated",
+    "unstorable",
 )
 
 
@@ -419,6 +421,7 @@ def store_entries(
         feed.source, feed.category, fresh, seen_at, entry_filter.outbox(feed), revise
     )
     report.new, report.revised = stored.inserted, stored.revised
+    report.truncated, report.unstorable = stored.truncated, stored.unstorable
     report.duplicate_url, report.duplicate_guid = stored.duplicate_url, stored.duplicate_guid
 
 

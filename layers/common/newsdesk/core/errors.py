@@ -14,6 +14,9 @@ NewsdeskError
 │   └── FeedReadError      reading the feed failed unexpectedly (a bug or a poison entry)
 ├── InfrastructureError    our own backing services failed: the SQS record fails and is retried
 │   ├── StoreError         PostgreSQL
+│   │   └── StoreDataError PostgreSQL refused the data itself (a limit, a value it cannot
+│   │                      hold): the same statement fails every time, so it is the item's
+│   │                      outcome (refused, unstorable), never a retry
 │   ├── StateError         DynamoDB
 │   ├── RawStoreError      S3 (the raw layer)
 │   ├── FanOutError        SQS refused messages even after retries
@@ -115,6 +118,11 @@ class InfrastructureError(NewsdeskError):
 
 class StoreError(InfrastructureError):
     pass
+
+
+class StoreDataError(StoreError):
+    """PostgreSQL refused what it was given (an index row over its limit, a value out of
+    range): deterministic, so the item is refused with this reason, not retried."""
 
 
 class StateError(InfrastructureError):

@@ -17,7 +17,7 @@ that the SQS record fails and is delivered again.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
@@ -32,10 +32,11 @@ from newsdesk.aws.state_table import StateTable
 from newsdesk.collect.collector import failure_class
 from newsdesk.collect.fetch import FetchPolicy, exception_chain, fetch, loggable_url
 from newsdesk.collect.urls import canonical_url
-from newsdesk.core.errors import FeedError, HTTPStatusError, NewsdeskError
+from newsdesk.core.bounds import fits_a_key
+from newsdesk.core.errors import FeedError, HTTPStatusError, NewsdeskError, StoreDataError
 from newsdesk.core.fetched import FetchResult
 from newsdesk.core.hosts import ROBOTS_MISSING, ROBOTS_OK, ROBOTS_UNREACHABLE, HostState
-from newsdesk.core.messages import ArticleMessage
+from newsdesk.core.messages import ArticleMessage, page_host
 from newsdesk.core.schedule import BREAKER_OPEN, BreakerPolicy
 from newsdesk.core.settings import Settings
 from newsdesk.core.times import format_time, local_time, utc_now
@@ -59,6 +60,8 @@ logger = Logger(child=True)
 EXTRACT_ERROR = "extract_error"
 DEFERRED = "deferred"  # not fetched now: its host's breaker is open
 REPEATED = "repeated"  # a message delivered again, or superseded by a newer revision
+UNSTORABLE = "unstorable"  # an extract_error: PostgreSQL refused what the page gave
+CANONICAL_TOO_LONG = "too_long"  # a canonical ignored: over a key's bound (core.bounds)
 ROBOTS_MAX_BYTES = 512 * 1024  # as Google reads at most
 ROBOTS_KEPT_BYTES = 256 * 1024  # what the host's item keeps (DynamoDB's items hold 400 KB)
 # a robots.txt Crawl-delay is honoured up to this: a batch of the template's BatchSize (5)
@@ -181,25 +184,29 @@ class PageExtractor:
             report.status = REPEATED
             return report
         report.source, report.title = article.source, article.title
-        host = self._states.host(message.host)
+        # the page is the one stored for the article: a message only names which (its URL
+        # could be anyone's, and an earlier release's message may name an older link)
+        url = report.url = article.url
+        report.host = page_host(url)
+        host = self._states.host(report.host)
         at = self._clock()
         if host.breaker_at(at) == BREAKER_OPEN:
             self._defer(article, report, host.open_until or at, "host_cooling")
             return report
-        rules = self._rules(host, message.url)
+        rules = self._rules(host, url)
         if rules is None:  # robots.txt unreachable: nothing may be fetched for now
             self._host_failed(host, report, "robots.txt could not be read")
             self._retry_or_fail(article, report, "robots_unreachable")
             self._states.save(host)
             return report
-        if not rules.can_fetch(message.url, self._policy.fetch.user_agent):
+        if not rules.can_fetch(url, self._policy.fetch.user_agent):
             report.status, report.reason = EXTRACT_ERROR, "robots_disallowed"
             self._record(article, report)
             self._states.save(host)
             return report
         self._pace(host, rules)
         try:
-            fetched = fetch(message.url, self._policy.fetch)
+            fetched = fetch(url, self._policy.fetch)
         except FeedError as e:
             self._fetch_failed(article, report, host, e)
         else:
@@ -370,7 +377,7 @@ class PageExtractor:
         )
         if not judge.is_html(content_type, content):
             report.status, report.reason = EXTRACT_ERROR, "not_html"
-            self._store.record(replace(base, status=EXTRACT_ERROR, reason="not_html"))
+            self._save(replace(base, status=EXTRACT_ERROR, reason="not_html"))
             return
         try:
             page = decode_html(content)
@@ -378,12 +385,17 @@ class PageExtractor:
         except Exception:  # a page no one expected must not fail the record forever
             logger.exception("extraction failed", extra={"article_id": article.id})
             report.status, report.reason = EXTRACT_ERROR, "extract_failed"
-            self._store.record(replace(base, status=EXTRACT_ERROR, reason="extract_failed"))
+            self._save(replace(base, status=EXTRACT_ERROR, reason="extract_failed"))
             return
         min_chars = article.min_chars if article.min_chars is not None else self._policy.min_chars
         verdict = judge.judge_page(page, extracted, final_url, min_chars)
         kept, ignored = judge.sane_canonical(extracted.canonical_url, final_url)
-        page_key = canonical_url(kept or final_url)
+        page_key: str | None = canonical_url(kept or final_url)
+        if kept and not fits_a_key(page_key or ""):  # its index cannot hold it (core.bounds)
+            kept, ignored = None, CANONICAL_TOO_LONG
+            page_key = canonical_url(final_url)
+        if not fits_a_key(page_key or ""):  # nor the final URL: the article's own key stands
+            page_key = None
         # the text of an article, or of a short one; of a wall or a list, nothing worth keeping
         kept_text = verdict.status in (judge.EXTRACT_OK, judge.FILTERED_THIN)
         text = (extracted.text or None) if kept_text else None
@@ -408,8 +420,9 @@ class PageExtractor:
             extraction = replace(extraction, content_hash=similar.content_hash(text))
             sketch = similar.sketch(text)
             copies = self._copies(article, extraction, sketch)
-        extraction, adopted = self._store.record(extraction, sketch, copies=copies)
-        report.status, report.reason, report.chars = verdict.status, verdict.reason, verdict.chars
+        extraction, adopted = self._save(extraction, sketch, copies=copies)
+        report.status, report.reason = extraction.status, extraction.reason
+        report.chars = extraction.chars
         report.copy_of, report.copy_reason = extraction.copy_of, extraction.copy_reason
         if adopted and copies is not None:  # published before the copies already stored
             report.original_of, report.copy_reason = adopted, copies.reason
@@ -443,7 +456,38 @@ class PageExtractor:
         extraction = Extraction(
             article.id, article.revision, report.status, report.reason, 0, self._clock()
         )
-        self._store.record(extraction, retry=retry)
+        stored, _ = self._save(extraction, retry=retry)
+        report.status, report.reason = stored.status, stored.reason
+
+    def _save(
+        self,
+        extraction: Extraction,
+        sketch: Sequence[int] = (),
+        retry: Retry | None = None,
+        copies: Copies | None = None,
+    ) -> tuple[Extraction, list[int]]:
+        """Record ``extraction``; one PostgreSQL refuses for its data (a limit, a value it
+        cannot hold: the same every time) is recorded as ``extract_error``, ``unstorable``,
+        its outbox row closed, rather than failing the message forever."""
+        try:
+            return self._store.record(extraction, sketch, retry=retry, copies=copies)
+        except StoreDataError as e:
+            logger.warning(
+                "page unstorable",
+                extra={"article_id": extraction.article_id, "reason": UNSTORABLE, "error": str(e)},
+            )
+            refused = Extraction(
+                extraction.article_id,
+                extraction.revision,
+                EXTRACT_ERROR,
+                UNSTORABLE,
+                0,
+                extraction.extracted_at,
+                http_status=extraction.http_status,
+                raw_key=extraction.raw_key,
+                min_chars=extraction.min_chars,
+            )
+            return self._store.record(refused)
 
 
 def _robots_url(url: str) -> str:
