@@ -26,7 +26,7 @@ from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.report import COOLING_DOWN, FETCHED, SUCCEEDED, totals
 from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Outlet, group_by_outlet, load_sources
-from newsdesk.core.times import format_time, local_time, parse_time, utc_now
+from newsdesk.core.times import format_time, local_time, parse_time, replay_time, utc_now
 
 if TYPE_CHECKING:
     from newsdesk_local.driver import RoundResult
@@ -129,7 +129,7 @@ def _parser() -> argparse.ArgumentParser:
     cluster.add_argument("--json", action="store_true", help="print one JSON object")
     cluster.add_argument(
         "--at",
-        type=_time,
+        type=_replay_time,
         help="cluster as if it were TIME: the window ends then, later articles unseen "
         "(ISO 8601, UTC if bare; for backfills and replays)",
     )
@@ -259,6 +259,14 @@ def _time(value: str) -> datetime:
         return parse_time(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {value!r}") from None
+
+
+def _replay_time(value: str) -> datetime:
+    """``--at``, checked as the cluster function checks its event's ``at``."""
+    try:
+        return replay_time(value, datetime.now(UTC))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{value} {e}") from None
 
 
 def _positive(value: str) -> int:

@@ -146,4 +146,11 @@ class MessageError(NewsdeskError):
 
 
 class EventBusError(InfrastructureError):
-    """The event bus refused a publishing call."""
+    """The event bus failed a publishing call; ``published`` has each event the calls before
+    it published (None) or had refused (the error)."""
+
+    published: dict[str, str | None]
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.published = {}
