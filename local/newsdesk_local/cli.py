@@ -220,13 +220,20 @@ def _parser() -> argparse.ArgumentParser:
         "--bind",
         type=_ipv4,
         default="127.0.0.1",
-        help="the IPv4 address to listen on (default 127.0.0.1; Docker on Linux: 172.17.0.1)",
+        help="the IPv4 address to listen on: loopback (default 127.0.0.1) or the Docker "
+        "bridge's (Linux: 172.17.0.1); any other needs --expose-without-password",
     )
     stack.add_argument(
         "--aws-port", type=_port, default=4566, help="the AWS emulator's port (4566; 0: any)"
     )
     stack.add_argument(
         "--postgres-port", type=_port, default=55432, help="PostgreSQL's port (55432; 0: any)"
+    )
+    stack.add_argument(
+        "--expose-without-password",
+        action="store_true",
+        help="allow a --bind other than loopback and the Docker bridge (0.0.0.0 included): "
+        "the stack has no password, whoever reaches the address has its database",
     )
     stack.set_defaults(run=_stack)
     return parser
@@ -251,7 +258,9 @@ def _port(value: str) -> int:
 def _stack(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk_local.stack import run_stack
 
-    return run_stack(env, args.bind, args.aws_port, args.postgres_port, out)
+    return run_stack(
+        env, args.bind, args.aws_port, args.postgres_port, out, args.expose_without_password
+    )
 
 
 def _time(value: str) -> datetime:
