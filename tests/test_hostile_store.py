@@ -17,6 +17,7 @@ from typing import Any
 import psycopg2
 import pytest
 
+from newsdesk.aws.article_queue import ArticleQueue
 from newsdesk.aws.raw import RawStore
 from newsdesk.core.entry import Entry
 from newsdesk.core.errors import StoreError
@@ -430,3 +431,25 @@ def test_a_writer_killed_between_its_writes_leaves_no_article_without_its_outbox
     # AND the retry stores both
     ArticleStore(database).insert_articles("연합뉴스", "정치", [article(1)], AT, Outbox())
     assert rows(database, "SELECT count(*) FROM extraction_outbox") == [(1,)]
+
+
+def test_a_host_too_long_for_a_message_group_still_queues_its_pages(aws_env):
+    # GIVEN pages of a host of 200 characters (DNS allows 253; a group id 128), and another's
+    sqs = enforce_limits(aws_env.client("sqs"))
+    queue = ArticleQueue(sqs, aws_env.queue_url("ArticleQueue"))
+    host = ".".join(["a" * 49] * 4)
+    messages = [
+        ArticleMessage(1, 0, f"https://{host}/a/1"),
+        ArticleMessage(2, 0, f"https://{host}/a/2"),
+        ArticleMessage(3, 0, "https://news.example/a/3"),
+    ]
+    # WHEN they are sent THEN all go, the long host's two in one group of its own
+    assert queue.send(messages) == messages
+    received = sqs.receive_message(
+        QueueUrl=aws_env.queue_url("ArticleQueue"),
+        MaxNumberOfMessages=10,
+        AttributeNames=["MessageGroupId"],
+    )["Messages"]
+    groups = {m["Attributes"]["MessageGroupId"] for m in received}
+    assert len(groups) == 2
+    assert all(len(group) <= 128 for group in groups)

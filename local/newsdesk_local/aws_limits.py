@@ -8,6 +8,8 @@ it. The tests use it where a limit is what they check.
   (``ValidationException: Total size of the entries in the request is over the limit.``).
 - S3 ``PutObject``: user metadata at most 2 KB, its keys and values in UTF-8
   (``MetadataTooLarge``).
+- SQS ``SendMessageBatch``: a ``MessageGroupId`` at most 128 characters; a longer one refuses
+  the call (``InvalidParameterValue``: the worst of what SQS may answer).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from botocore.awsrequest import AWSResponse, HTTPHeaders
 
 PUT_EVENTS_MAX_BYTES = 256 * 1024
 S3_METADATA_MAX_BYTES = 2 * 1024
+SQS_GROUP_MAX_CHARS = 128
 _META = "x-amz-meta-"
 
 Client = TypeVar("Client")
@@ -29,6 +32,7 @@ def enforce_limits(client: Client) -> Client:
     events = client.meta.events  # type: ignore[attr-defined]
     events.register("before-call.eventbridge.PutEvents", _put_events)
     events.register("before-call.s3.PutObject", _put_object)
+    events.register("before-call.sqs.SendMessageBatch", _send_message_batch)
     return client
 
 
@@ -60,6 +64,19 @@ def _put_object(params: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str
         return None
     return _refused(
         "MetadataTooLarge", "Your metadata headers exceed the maximum allowed metadata size."
+    )
+
+
+def _send_message_batch(
+    params: dict[str, Any], **_: Any
+) -> tuple[AWSResponse, dict[str, Any]] | None:
+    entries = json.loads(params["body"] or b"{}").get("Entries", [])
+    if all(len(str(e.get("MessageGroupId", ""))) <= SQS_GROUP_MAX_CHARS for e in entries):
+        return None
+    return _refused(
+        "InvalidParameterValue",
+        "Value for parameter MessageGroupId is invalid. "
+        f"Reason: it is over {SQS_GROUP_MAX_CHARS} characters.",
     )
 
 
