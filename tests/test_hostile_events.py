@@ -26,7 +26,7 @@ from newsdesk.storage.issue_events import (
     IssueEventStore,
     write_event,
 )
-from newsdesk_local.aws_limits import PUT_EVENTS_MAX_BYTES, enforce_limits, entry_size
+from newsdesk_local.aws_limits import PUT_EVENTS_MAX_BYTES, enforce_limits, entry_size, refused
 from newsdesk_local.cli import main
 from tests.conftest import container, load_event
 from tests.test_cluster_job import NOW, STORIES, store
@@ -282,3 +282,24 @@ def test_newsdesk_cluster_at_checks_the_time_as_the_function_does(capsys):
     errors = capsys.readouterr().err
     assert f"{future} is in the future" in errors
     assert "0001-01-01T00:00:00Z is before 1970" in errors
+
+
+def test_events_published_before_a_failed_call_are_not_sent_again(database, bus):
+    # GIVEN 15 events (two calls) and a bus that throttles the second call
+    client, receive = bus
+    an_outbox(database, 15, refused=set())
+    calls: list[int] = []
+
+    def throttle_second(**_: Any) -> Any:
+        calls.append(1)
+        if len(calls) != 2:
+            return None
+        return refused("ThrottlingException", "Rate exceeded")
+
+    client.meta.events.register_first("before-call.eventbridge.PutEvents", throttle_second)
+    store, issue_bus = IssueEventStore(database), IssueBus(client, BUS, SOURCE)
+    # WHEN the relay runs THEN the first call's ten are recorded published, the rest wait
+    assert relay_events(store, issue_bus, NOW) == (10, 5)
+    # AND the next run publishes the five: every event reaches the consumer once
+    assert relay_events(store, issue_bus, NOW) == (5, 0)
+    assert receive() == sorted(f"issue:{n}:v1" for n in range(1, 16))

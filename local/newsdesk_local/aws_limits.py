@@ -48,7 +48,7 @@ def _put_events(params: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str
     entries = json.loads(params["body"] or b"{}").get("Entries", [])
     if sum(entry_size(e) for e in entries) <= PUT_EVENTS_MAX_BYTES:
         return None
-    return _refused(
+    return refused(
         "ValidationException", "Total size of the entries in the request is over the limit."
     )
 
@@ -62,7 +62,7 @@ def _put_object(params: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str
     )
     if size <= S3_METADATA_MAX_BYTES:
         return None
-    return _refused(
+    return refused(
         "MetadataTooLarge", "Your metadata headers exceed the maximum allowed metadata size."
     )
 
@@ -73,14 +73,15 @@ def _send_message_batch(
     entries = json.loads(params["body"] or b"{}").get("Entries", [])
     if all(len(str(e.get("MessageGroupId", ""))) <= SQS_GROUP_MAX_CHARS for e in entries):
         return None
-    return _refused(
+    return refused(
         "InvalidParameterValue",
         "Value for parameter MessageGroupId is invalid. "
         f"Reason: it is over {SQS_GROUP_MAX_CHARS} characters.",
     )
 
 
-def _refused(code: str, message: str) -> tuple[AWSResponse, dict[str, Any]]:
+def refused(code: str, message: str) -> tuple[AWSResponse, dict[str, Any]]:
+    """AWS's answer refusing a call with ``code`` (a before-call handler's return)."""
     response = AWSResponse("https://aws.invalid/", 400, HTTPHeaders(), None)
     parsed = {
         "Error": {"Code": code, "Message": message},
