@@ -22,7 +22,14 @@ import psycopg2.extensions
 import psycopg2.extras
 from aws_lambda_powertools import Logger
 
-from newsdesk.core.bounds import SUMMARY_MAX_CHARS, TITLE_MAX_CHARS, capped, fits_a_key, storable
+from newsdesk.core.bounds import (
+    MAX_KEY_BYTES,
+    SUMMARY_MAX_CHARS,
+    TITLE_MAX_CHARS,
+    capped,
+    fits_a_key,
+    storable,
+)
 from newsdesk.core.entry import Entry
 from newsdesk.core.errors import StoreDataError
 from newsdesk.storage.database import Database
@@ -83,6 +90,15 @@ class ArticleStore:
         seen again, say by which key it matched, and revise what changed. ``articles`` have
         distinct canonical URLs."""
         bounded, truncated, refused = _bounded(articles)
+        if refused:
+            logger.warning(
+                "entry refused by the store",
+                extra={
+                    "outlet": source,
+                    "entries": refused,
+                    "error": f"a link or canonical URL over {MAX_KEY_BYTES} bytes",
+                },
+            )
         if not bounded:
             return InsertResult(0, truncated=truncated, unstorable=refused)
         try:
