@@ -25,7 +25,7 @@ from newsdesk.storage.migrate import migrate
 from newsdesk_local.demo import dated_recently
 from newsdesk_local.feedserver import FeedServer, Route
 from newsdesk_local.infrastructure import REGION, Infrastructure
-from newsdesk_local.pool import LocalContext
+from newsdesk_local.pool import context_of
 from newsdesk_local.services import LocalServices, moto_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -209,7 +209,7 @@ def container(
     test's, for the worker); each call is one invocation."""
     settings = Settings.from_env({**os.environ, **env})
     # the template's function, for the context's timeout and memory (the worker's 180 s)
-    context = LocalContext.of(INFRASTRUCTURE.functions[FUNCTIONS[name]])
+    context = context_of(INFRASTRUCTURE.functions[FUNCTIONS[name]])
     if name == "fanout":
         deps: Any = fanout.FanOut.from_settings(settings)
         handle: Callable[..., dict[str, Any]] = fanout.handle
