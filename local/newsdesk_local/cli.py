@@ -26,7 +26,7 @@ from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.report import COOLING_DOWN, FETCHED, SUCCEEDED, totals
 from newsdesk.core.settings import LOCAL_CONTACT, Settings
 from newsdesk.core.sources import Outlet, group_by_outlet, load_sources, wire_agencies
-from newsdesk.core.times import format_time, local_time, parse_time, utc_now
+from newsdesk.core.times import format_time, local_time, parse_time, replay_time, utc_now
 
 if TYPE_CHECKING:
     from newsdesk_local.driver import RoundResult
@@ -132,7 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     cluster.add_argument("--json", action="store_true", help="print one JSON object")
     cluster.add_argument(
         "--at",
-        type=_time,
+        type=_replay_time,
         help="cluster as if it were TIME: the window ends then, later articles unseen "
         "(ISO 8601, UTC if bare; for backfills and replays)",
     )
@@ -223,13 +223,20 @@ def _parser() -> argparse.ArgumentParser:
         "--bind",
         type=_ipv4,
         default="127.0.0.1",
-        help="the IPv4 address to listen on (default 127.0.0.1; Docker on Linux: 172.17.0.1)",
+        help="the IPv4 address to listen on: loopback (default 127.0.0.1) or the Docker "
+        "bridge's (Linux: 172.17.0.1); any other needs --expose-without-password",
     )
     stack.add_argument(
         "--aws-port", type=_port, default=4566, help="the AWS emulator's port (4566; 0: any)"
     )
     stack.add_argument(
         "--postgres-port", type=_port, default=55432, help="PostgreSQL's port (55432; 0: any)"
+    )
+    stack.add_argument(
+        "--expose-without-password",
+        action="store_true",
+        help="allow a --bind other than loopback and the Docker bridge (0.0.0.0 included): "
+        "the stack has no password, whoever reaches the address has its database",
     )
     stack.set_defaults(run=_stack)
     return parser
@@ -254,7 +261,9 @@ def _port(value: str) -> int:
 def _stack(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk_local.stack import run_stack
 
-    return run_stack(env, args.bind, args.aws_port, args.postgres_port, out)
+    return run_stack(
+        env, args.bind, args.aws_port, args.postgres_port, out, args.expose_without_password
+    )
 
 
 def _time(value: str) -> datetime:
@@ -262,6 +271,14 @@ def _time(value: str) -> datetime:
         return parse_time(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {value!r}") from None
+
+
+def _replay_time(value: str) -> datetime:
+    """``--at``, checked as the cluster function checks its event's ``at``."""
+    try:
+        return replay_time(value, datetime.now(UTC))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{value} {e}") from None
 
 
 def _positive(value: str) -> int:

@@ -21,7 +21,7 @@ that the SQS record fails and is delivered again.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
@@ -33,14 +33,22 @@ from protego import Protego
 from newsdesk.aws.raw import RawStore
 from newsdesk.aws.state_table import StateTable
 from newsdesk.collect.collector import failure_class
-from newsdesk.collect.fetch import MAX_REDIRECTS, FetchPolicy, exception_chain, fetch
+from newsdesk.collect.fetch import (
+    MAX_REDIRECTS,
+    FetchPolicy,
+    exception_chain,
+    fetch,
+    loggable_url,
+)
 from newsdesk.collect.response import retry_after_seconds
 from newsdesk.collect.urls import canonical_url
+from newsdesk.core.bounds import fits_a_key
 from newsdesk.core.errors import (
     FeedError,
     FetchError,
     FetchTimeoutError,
     HTTPStatusError,
+    StoreDataError,
 )
 from newsdesk.core.fetched import FetchResult
 from newsdesk.core.hosts import ROBOTS_MISSING, ROBOTS_OK, ROBOTS_UNREACHABLE, HostState
@@ -67,6 +75,8 @@ logger = Logger(child=True)
 EXTRACT_ERROR = "extract_error"
 DEFERRED = "deferred"  # not fetched now: its host's breaker is open
 REPEATED = "repeated"  # a message delivered again, or superseded by a newer revision
+UNSTORABLE = "unstorable"  # an extract_error: PostgreSQL refused what the page gave
+CANONICAL_TOO_LONG = "too_long"  # a canonical ignored: over a key's bound (core.bounds)
 ROBOTS_MAX_BYTES = 512 * 1024  # as Google reads at most
 ROBOTS_KEPT_BYTES = 256 * 1024  # what the host's item keeps (DynamoDB's items hold 400 KB)
 # a robots.txt Crawl-delay is honoured up to this: a batch of the template's BatchSize (5)
@@ -131,6 +141,12 @@ class ArticleReport:
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def log_fields(self) -> dict[str, Any]:
+        """The fields that are set, for the log line: the URL by host and path only."""
+        fields = {k: v for k, v in self.as_dict().items() if v not in (None, "", False)}
+        fields.update(url=loggable_url(self.url))
+        return fields
+
     def outcome(self, zone: tzinfo = UTC) -> str:
         """The outcome in words: ``ok 812 chars, copy of #3 (duplicate_by_content_hash)``."""
         status = self.status.removeprefix("extract_").replace("filtered_", "").replace("_", " ")
@@ -185,8 +201,12 @@ class PageExtractor:
             report.status = REPEATED
             return report
         report.source, report.title = article.source, article.title
+        # the page is the one stored for the article: a message only names which (its URL
+        # could be anyone's, and an earlier release's message may name an older link)
+        url = report.url = article.url
+        report.host = page_host(url)
         hosts: dict[str, HostState] = {}
-        fetched = self._follow(article, report, message.url, hosts)
+        fetched = self._follow(article, report, url, hosts)
         if fetched is not None:
             self._page(article, report, fetched)
         for host in hosts.values():
@@ -299,7 +319,11 @@ class PageExtractor:
         host.robots_fetched_at = self._clock()
         logger.info(
             "robots.txt read",
-            extra={"host": host.host, "robots": host.robots_status, "url": robots_url},
+            extra={
+                "host": host.host,
+                "robots": host.robots_status,
+                "url": loggable_url(robots_url),
+            },
         )
 
     def _pace(self, host: HostState, rules: Protego | None) -> None:
@@ -346,7 +370,7 @@ class PageExtractor:
             "page failed",
             extra={
                 "article_id": article.id,
-                "url": article.url,
+                "url": loggable_url(article.url),
                 "reason": reason,
                 "error": str(error),
                 "detail": error.detail or exception_chain(error),
@@ -440,7 +464,7 @@ class PageExtractor:
         )
         if not judge.is_html(content_type, content):
             report.status, report.reason = EXTRACT_ERROR, "not_html"
-            self._store.record(replace(base, status=EXTRACT_ERROR, reason="not_html"))
+            self._save(replace(base, status=EXTRACT_ERROR, reason="not_html"))
             return
         try:
             page = decode_html(content)
@@ -448,12 +472,17 @@ class PageExtractor:
         except Exception:  # a page no one expected must not fail the record forever
             logger.exception("extraction failed", extra={"article_id": article.id})
             report.status, report.reason = EXTRACT_ERROR, "extract_failed"
-            self._store.record(replace(base, status=EXTRACT_ERROR, reason="extract_failed"))
+            self._save(replace(base, status=EXTRACT_ERROR, reason="extract_failed"))
             return
         min_chars = article.min_chars if article.min_chars is not None else self._policy.min_chars
         verdict = judge.judge_page(page, extracted, final_url, min_chars)
         kept, ignored = judge.sane_canonical(extracted.canonical_url, final_url)
-        page_key = canonical_url(kept or final_url)
+        page_key: str | None = canonical_url(kept or final_url)
+        if kept and not fits_a_key(page_key or ""):  # its index cannot hold it (core.bounds)
+            kept, ignored = None, CANONICAL_TOO_LONG
+            page_key = canonical_url(final_url)
+        if not fits_a_key(page_key or ""):  # nor the final URL: the article's own key stands
+            page_key = None
         # the text of an article, or of a short one; of a wall or a list, nothing worth keeping
         kept_text = verdict.status in (judge.EXTRACT_OK, judge.FILTERED_THIN)
         text = (extracted.text or None) if kept_text else None
@@ -478,8 +507,9 @@ class PageExtractor:
             extraction = replace(extraction, content_hash=similar.content_hash(text))
             sketch = similar.sketch(text)
             copies = self._copies(article, extraction, sketch)
-        extraction, adopted = self._store.record(extraction, sketch, copies=copies)
-        report.status, report.reason, report.chars = verdict.status, verdict.reason, verdict.chars
+        extraction, adopted = self._save(extraction, sketch, copies=copies)
+        report.status, report.reason = extraction.status, extraction.reason
+        report.chars = extraction.chars
         report.copy_of, report.copy_reason = extraction.copy_of, extraction.copy_reason
         if adopted and copies is not None:  # published before the copies already stored
             report.original_of, report.copy_reason = adopted, copies.reason
@@ -513,7 +543,38 @@ class PageExtractor:
         extraction = Extraction(
             article.id, article.revision, report.status, report.reason, 0, self._clock()
         )
-        self._store.record(extraction, retry=retry)
+        stored, _ = self._save(extraction, retry=retry)
+        report.status, report.reason = stored.status, stored.reason
+
+    def _save(
+        self,
+        extraction: Extraction,
+        sketch: Sequence[int] = (),
+        retry: Retry | None = None,
+        copies: Copies | None = None,
+    ) -> tuple[Extraction, list[int]]:
+        """Record ``extraction``; one PostgreSQL refuses for its data (a limit, a value it
+        cannot hold: the same every time) is recorded as ``extract_error``, ``unstorable``,
+        its outbox row closed, rather than failing the message forever."""
+        try:
+            return self._store.record(extraction, sketch, retry=retry, copies=copies)
+        except StoreDataError as e:
+            logger.warning(
+                "page unstorable",
+                extra={"article_id": extraction.article_id, "reason": UNSTORABLE, "error": str(e)},
+            )
+            refused = Extraction(
+                extraction.article_id,
+                extraction.revision,
+                EXTRACT_ERROR,
+                UNSTORABLE,
+                0,
+                extraction.extracted_at,
+                http_status=extraction.http_status,
+                raw_key=extraction.raw_key,
+                min_chars=extraction.min_chars,
+            )
+            return self._store.record(refused)
 
 
 def _next_hop(url: str, location: str) -> str:

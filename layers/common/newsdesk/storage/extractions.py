@@ -18,6 +18,7 @@ import psycopg2.extensions
 import psycopg2.extras
 from psycopg2 import sql
 
+from newsdesk.core.bounds import TITLE_MAX_CHARS, capped, fits_a_key, storable
 from newsdesk.storage.database import Database
 
 Cursor = psycopg2.extensions.cursor
@@ -28,6 +29,8 @@ BY_CONTENT_HASH = "duplicate_by_content_hash"
 BY_NEAR_DUPLICATE = "duplicate_by_near_duplicate"
 
 _COPIES_LOCK_KEY = 0x636F7079  # "copy"
+# What a page says of itself, cut to a title's bound (a 2 MB <title> is still a title).
+_TITLE_LIKE = ("page_title", "og_title", "page_published", "author", "language", "reason")
 _MAX_CHAIN = 8
 RESEND_AFTER = timedelta(hours=3)  # longer than a message can wait and be received 3 times
 MAX_SENDS = 5
@@ -234,6 +237,7 @@ class ExtractionStore:
         the original of the others and of their copies. Returns what was stored, and the
         articles that became its copies."""
         adopted: list[int] = []
+        extraction = _bounded(extraction)
         with self._db.transaction() as cursor:
             if copies is not None and copies.found:
                 extraction, adopted = _adopt(cursor, extraction, copies, self._wire)
@@ -359,6 +363,25 @@ class ExtractionStore:
                 (since,),
             )
             return [ArticleRow(*row) for row in cursor.fetchall()]
+
+
+def _bounded(extraction: Extraction) -> Extraction:
+    """``extraction`` as it can be stored (``newsdesk.core.bounds``): no NUL or lone surrogate
+    in its texts, the page's title-like fields cut to a title's bound, and no page key over a
+    key's bound (its index cannot hold it)."""
+    changes: dict[str, object] = {}
+    for name in _COLUMNS:
+        value = getattr(extraction, name)
+        if isinstance(value, str):
+            value = storable(value)
+            if name in _TITLE_LIKE:
+                value = capped(value, TITLE_MAX_CHARS)
+            if value is not getattr(extraction, name):
+                changes[name] = value
+    key = changes.get("page_key", extraction.page_key)
+    if isinstance(key, str) and not fits_a_key(key):
+        changes["page_key"] = None
+    return replace(extraction, **changes) if changes else extraction  # type: ignore[arg-type]
 
 
 def _defer(cursor: Cursor, article_id: int, revision: int, retry: Retry) -> None:
