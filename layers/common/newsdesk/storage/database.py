@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from typing import Any
 from urllib.parse import quote
 
 import psycopg2
@@ -74,14 +75,21 @@ def database_from(settings: Settings) -> Database:
     raise SettingsError("set DATABASE_URL (or DB_SECRET_ARN and DB_HOST in AWS)")
 
 
+def read_secret(arn: str) -> dict[str, Any]:
+    """A database secret: a JSON object with at least ``username`` and ``password``.
+    Powertools caches it for five minutes, so a changed password is picked up on the next
+    reconnect."""
+    secret = parameters.get_secret(arn, transform="json", max_age=300)
+    if not isinstance(secret, dict) or not {"username", "password"} <= secret.keys():
+        raise SettingsError(f"secret {arn}: not a JSON object with a username and a password")
+    return secret
+
+
 def dsn_from_secret(arn: str, host: str | None, port: int, name: str) -> str:
     """A DSN from the secret's username and password. RDS-managed master secrets hold only
     those two, so host, port and database come from the function's environment (the RDS Proxy
-    endpoint), else from the secret. Powertools caches the secret for five minutes, so a
-    rotated password is picked up on the next reconnect."""
-    secret = parameters.get_secret(arn, transform="json", max_age=300)
-    if not isinstance(secret, dict):
-        raise SettingsError(f"DB_SECRET_ARN {arn}: secret is not a JSON object")
+    endpoint), else from the secret."""
+    secret = read_secret(arn)
     if host is None:  # an RDS-format secret that carries its own address
         host, port, name = secret.get("host"), secret.get("port", port), secret.get("dbname", name)
     if not host:
