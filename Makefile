@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo collect test lint pytest corpus local-resources infra-check sam-env security clean
+.PHONY: demo collect test lint pytest corpus local-resources amazon-roots infra-check sam-env security clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ test: lint pytest
 # The template's facts the local runtime follows, as package data (a test checks it is current).
 local-resources: $(BIN)/.installed
 	$(BIN)/python -m infra.local_resources > local/newsdesk_local/resources.json
+
+# The CA roots the functions verify RDS Proxy's certificate against, from certifi's bundle
+# (a test checks it is current).
+amazon-roots: $(BIN)/.installed
+	$(BIN)/python -m infra.amazon_roots > layers/common/newsdesk/storage/amazon-root-cas.pem
 
 # A tool in an environment of its own (its pins are its own):
 # $(call tool_venv,FOLDER,REQUIREMENT[,PYTHON])
