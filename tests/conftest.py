@@ -28,7 +28,7 @@ from newsdesk.storage.roles import CLUSTER, EXTRACTOR, WORKER
 from newsdesk_local.demo import dated_recently
 from newsdesk_local.feedserver import FeedServer, Route
 from newsdesk_local.infrastructure import REGION, Infrastructure
-from newsdesk_local.pool import LocalContext
+from newsdesk_local.pool import context_of
 from newsdesk_local.services import LocalServices, moto_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -227,7 +227,7 @@ def container(
             settings, database_url=as_role(settings.database_url, DATABASE_ROLES[name])
         )
     # the template's function, for the context's timeout and memory (the worker's 180 s)
-    context = LocalContext.of(INFRASTRUCTURE.functions[FUNCTIONS[name]])
+    context = context_of(INFRASTRUCTURE.functions[FUNCTIONS[name]])
     if name == "fanout":
         deps: Any = fanout.FanOut.from_settings(settings)
         handle: Callable[..., dict[str, Any]] = fanout.handle

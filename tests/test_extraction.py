@@ -23,7 +23,7 @@ from newsdesk.collect.urls import canonical_url
 from newsdesk.core.entry import Entry
 from newsdesk.core.messages import ArticleMessage
 from newsdesk.core.times import utc_now
-from newsdesk.extract.extractor import relay
+from newsdesk.outbox.articles import relay
 from newsdesk.storage.articles import Article, ArticleStore
 from newsdesk.storage.extractions import (
     RESEND_AFTER,

@@ -146,13 +146,16 @@ def test_each_function_has_an_event_file(template):
         assert (ROOT / "events" / f"{name.removesuffix('Function').lower()}.json").is_file()
 
 
-@pytest.mark.parametrize("layer", ["common", "extract"])
-def test_layer_requirements_match_the_package(layer):
-    requirements = (ROOT / "layers" / layer / "requirements.txt").read_text().split()
+@pytest.mark.parametrize(
+    "inputs",
+    ["layers/common/requirements.in", "layers/extract/requirements.in", "infra/lambda-runtime.in"],
+)
+def test_the_locks_inputs_are_the_packages_ranges(inputs):
+    requirements = (ROOT / inputs).read_text().split()
     pyproject = (ROOT / "pyproject.toml").read_text()
-    pinned = [r for r in requirements if not r.startswith("#") and ">=" in r]
-    assert pinned
-    for requirement in pinned:
+    ranges = [r for r in requirements if not r.startswith("#") and ">=" in r]
+    assert ranges
+    for requirement in ranges:
         assert f'"{requirement}"' in pyproject, requirement
 
 
@@ -206,7 +209,7 @@ def test_cluster_image_function(template):
 
 
 def test_cluster_requirements_match_the_package():
-    requirement = (ROOT / "functions" / "cluster" / "requirements.txt").read_text().split()[-1]
+    requirement = (ROOT / "functions" / "cluster" / "requirements.in").read_text().split()[-1]
     assert f'"{requirement}"' in (ROOT / "pyproject.toml").read_text()
 
 

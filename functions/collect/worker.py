@@ -27,7 +27,7 @@ from newsdesk.core.errors import NewsdeskError
 from newsdesk.core.messages import OutletMessage
 from newsdesk.core.settings import Settings
 from newsdesk.core.times import utc_now
-from newsdesk.extract.extractor import relay
+from newsdesk.outbox.articles import relay
 from newsdesk.storage.articles import ArticleStore
 from newsdesk.storage.database import Database, database_from
 from newsdesk.storage.extractions import ExtractionStore

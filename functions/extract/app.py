@@ -30,7 +30,8 @@ from newsdesk.core.errors import MessageError, NewsdeskError, SettingsError
 from newsdesk.core.messages import ArticleMessage
 from newsdesk.core.settings import Settings
 from newsdesk.core.times import utc_now
-from newsdesk.extract.extractor import ExtractPolicy, PageExtractor, relay
+from newsdesk.extract.extractor import ExtractPolicy, PageExtractor
+from newsdesk.outbox.articles import relay
 from newsdesk.storage.database import database_from
 from newsdesk.storage.extractions import ExtractionStore
 

@@ -26,13 +26,12 @@ from urllib.parse import urlsplit, urlunsplit
 from aws_lambda_powertools import Logger
 from protego import Protego
 
-from newsdesk.aws.article_queue import ArticleQueue
 from newsdesk.aws.raw import RawStore
 from newsdesk.aws.state_table import StateTable
 from newsdesk.collect.collector import failure_class
 from newsdesk.collect.fetch import FetchPolicy, exception_chain, fetch
 from newsdesk.collect.urls import canonical_url
-from newsdesk.core.errors import FeedError, HTTPStatusError, NewsdeskError
+from newsdesk.core.errors import FeedError, HTTPStatusError
 from newsdesk.core.fetched import FetchResult
 from newsdesk.core.hosts import ROBOTS_MISSING, ROBOTS_OK, ROBOTS_UNREACHABLE, HostState
 from newsdesk.core.messages import ArticleMessage
@@ -49,7 +48,6 @@ from newsdesk.storage.extractions import (
     Copies,
     Extraction,
     ExtractionStore,
-    OutboxRow,
     PendingArticle,
     Retry,
 )
@@ -66,7 +64,6 @@ ROBOTS_KEPT_BYTES = 256 * 1024  # what the host's item keeps (DynamoDB's items h
 MAX_CRAWL_DELAY = 30.0
 # Failures that may pass: tried again later, and the host's own (its breaker counts them).
 PASSING = ("timeout", "connection", "http_5xx", "http_429")
-RELAY_LIMIT = 500
 
 
 @dataclass(frozen=True)
@@ -439,27 +436,3 @@ class PageExtractor:
 def _robots_url(url: str) -> str:
     parts = urlsplit(url)
     return urlunsplit((parts.scheme, parts.netloc, "/robots.txt", "", ""))
-
-
-def relay(store: ExtractionStore, queue: ArticleQueue, at: datetime) -> int:
-    """Send the outbox's due rows to the article queue (all of them, ``RELAY_LIMIT`` a
-    transaction); return how many went. A send that fails leaves the rest for the next relay
-    and raises nothing: what is stored is stored, and the outbox keeps what is not sent."""
-
-    def send(rows: list[OutboxRow]) -> list[OutboxRow]:
-        by_message = {ArticleMessage(r.article_id, r.revision, r.url, r.sends): r for r in rows}
-        return [by_message[m] for m in queue.send(list(by_message))]
-
-    total = 0
-    try:
-        while True:
-            sent = store.relay(send, at, RELAY_LIMIT)
-            total += sent
-            if sent < RELAY_LIMIT:
-                return total
-    except NewsdeskError as e:
-        logger.warning(
-            "outbox relay stopped; the next relay sends the rest",
-            extra={"error": str(e), "sent": total},
-        )
-        return total
