@@ -85,7 +85,7 @@ amazon-roots: $(BIN)/.installed
 # $(call tool_venv,FOLDER,REQUIREMENT[,PYTHON])
 ifeq ($(INSTALLER),uv)
 define tool_venv
-	$(BIN)/uv venv --quiet --python $(or $(3),$(PYTHON)) $(1)
+	$(BIN)/uv venv --quiet --clear --python $(or $(3),$(PYTHON)) $(1)
 	$(BIN)/uv pip install --quiet --python $(1)/bin/python '$(2)'
 	touch $(1)/.installed
 endef

@@ -20,7 +20,7 @@ import psycopg2.extensions
 import pytest
 import requests
 
-from newsdesk.core.settings import Settings
+from newsdesk.core.settings import Settings, user_agent_for
 from newsdesk.core.times import format_time
 from newsdesk.storage.database import Database, database_from
 from newsdesk.storage.migrate import migrate
@@ -50,8 +50,14 @@ FUNCTIONS = {
     "migrate": "MigrateFunction",
 }
 
+# Whom the tests' requests name (OPERATOR_CONTACT): an address at a domain reserved for
+# documentation, never written to.
+CONTACT = "newsdesk-tests@example.org"
+USER_AGENT = user_agent_for(CONTACT)
+
 # Every test runs with these; none of them names an address but 127.0.0.1.
 BASE_ENV = {
+    "OPERATOR_CONTACT": CONTACT,
     "AWS_DEFAULT_REGION": REGION,
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",

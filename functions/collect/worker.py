@@ -47,6 +47,7 @@ class Worker:
 
 
 def worker_from(settings: Settings, dynamodb: DynamoDBClient | None = None) -> Worker:
+    settings.require_operator_contact()  # every request names whom to ask
     database = database_from(settings)
     collector = OutletCollector(
         CollectPolicy.from_settings(settings),

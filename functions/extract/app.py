@@ -29,6 +29,7 @@ from newsdesk.aws.state_table import StateTable
 from newsdesk.core.errors import MessageError, NewsdeskError, SettingsError
 from newsdesk.core.messages import ArticleMessage
 from newsdesk.core.settings import Settings
+from newsdesk.core.sources import load_sources, wire_agencies
 from newsdesk.core.times import utc_now
 from newsdesk.extract.extractor import ExtractPolicy, PageExtractor
 from newsdesk.outbox.articles import relay
@@ -63,7 +64,10 @@ class Extractor:
 def extractor_from(settings: Settings, dynamodb: DynamoDBClient | None = None) -> Extractor:
     if not settings.article_queue_url:
         raise SettingsError("ARTICLE_QUEUE_URL is not set")
-    store = ExtractionStore(database_from(settings))
+    settings.require_operator_contact()  # every request names whom to ask
+    # the news agencies of the sources the fan-out reads (its tie rule for originals)
+    wire = wire_agencies(load_sources(settings.sources_path))
+    store = ExtractionStore(database_from(settings), wire)
     policy = ExtractPolicy.from_settings(settings)
     pages = PageExtractor(
         policy,

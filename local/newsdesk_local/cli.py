@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.report import COOLING_DOWN, FETCHED, SUCCEEDED, totals
-from newsdesk.core.settings import Settings
-from newsdesk.core.sources import Outlet, group_by_outlet, load_sources
+from newsdesk.core.settings import LOCAL_CONTACT, Settings
+from newsdesk.core.sources import Outlet, group_by_outlet, load_sources, wire_agencies
 from newsdesk.core.times import format_time, local_time, parse_time, utc_now
 
 if TYPE_CHECKING:
@@ -46,6 +46,9 @@ PAGE_MAX_BYTES = 2 * 1024 * 1024  # an article page's cap (issue 14), below a fe
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     args = _parser().parse_args(argv)
     env = dict(os.environ if environ is None else environ)
+    if not env.get("OPERATOR_CONTACT", "").strip():
+        # a run on this machine: its requests say so (the functions refuse an unset contact)
+        env["OPERATOR_CONTACT"] = LOCAL_CONTACT
     out = _utf8(sys.stdout)
     try:
         code: int = args.run(args, env, out)
@@ -587,7 +590,7 @@ def _reextract(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> in
         function_env = runtime.function_env(EXTRACTOR)
         settings = Settings.from_env(function_env)
         database = runtime.database()
-        store = ExtractionStore(database)
+        store = ExtractionStore(database, wire_agencies(load_sources(settings.sources_path)))
         raw = RawStore(runtime.client("s3"), function_env["RAW_BUCKET"])
         states = StateTable(runtime.client("dynamodb"), settings.state_table_name)
         extractor = PageExtractor(ExtractPolicy.from_settings(settings), store, states, raw)

@@ -8,11 +8,10 @@ from elsewhere (this environment's site-packages, the editable install's finders
 before the handler's module is imported, so a handler that reaches past its layers fails
 here as it would in AWS: `ModuleNotFoundError` at its init.
 
-The fork server imports this module once, and with it (``NEWSDESK_PRELOAD_PATH``) the heavy
-libraries every zip function's common layer and the runtime hold, from those folders: each
-container starts from a fork that has them already, instead of importing them again (about a
-second each on two cores). A container whose path does not hold them drops them and imports
-its own.
+The fork server calls ``preload`` once (``newsdesk_local.forkserver``): the heavy libraries
+every zip function's common layer and the runtime hold, from those folders. Each container
+starts from a fork that has them already, instead of importing them again (about a second
+each on two cores). A container whose path does not hold them drops them and imports its own.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-PRELOAD_PATH = "NEWSDESK_PRELOAD_PATH"  # the folders the fork server imports the libraries from
 PRELOAD = (
     "aws_lambda_powertools.logging",
     "aws_lambda_powertools.metrics",
@@ -43,7 +41,9 @@ SERVICES = ("sqs", "dynamodb", "s3", "secretsmanager")  # their models parsed on
 STDLIB = tuple(
     os.path.realpath(p) for p in {sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")}
 )
-KEEP = (__name__, __name__.rpartition(".")[0])  # this module, and its package for unpickling
+_PACKAGE = __name__.rpartition(".")[0]
+# kept through isolation: this module, the fork server's preload, their package (unpickling)
+KEEP = (__name__, f"{_PACKAGE}.forkserver", _PACKAGE)
 
 
 @dataclass
@@ -113,17 +113,15 @@ def isolate(path: list[str]) -> None:
             provided[top] = _provided(top, folders)
         if not provided[top]:
             del sys.modules[name]
-    package = sys.modules.get(KEEP[1])
+    package = sys.modules.get(_PACKAGE)
     if package is not None:
         package.__path__ = []  # nothing more of the local package can be imported from here
 
 
-def _preload() -> None:
-    """In the fork server: the common libraries, from the folders the runtime names."""
-    path = os.environ.get(PRELOAD_PATH)
-    if not path:
-        return
-    isolate(path.split(os.pathsep))
+def preload(path: list[str]) -> None:
+    """In the fork server: the common libraries, from ``path`` (the folders every zip
+    function's path holds)."""
+    isolate(path)
     try:
         for name in PRELOAD:
             importlib.import_module(name)
@@ -176,6 +174,3 @@ def invoke(handler: str, context: dict[str, Any], event: dict[str, Any]) -> dict
 
 def ready() -> None:
     """Nothing: the container's start did the work."""
-
-
-_preload()

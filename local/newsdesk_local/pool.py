@@ -5,7 +5,7 @@ its code and layers as the locks installed them, nothing of this environment's),
 and EMF metrics appended to one log file.
 
 Processes come from a fork server that has imported the libraries every function's common
-layer holds once (``newsdesk_local.container``): a container starts in milliseconds instead of
+layer holds once (``newsdesk_local.forkserver``): a container starts in milliseconds instead of
 re-importing them, and shares their pages with its siblings. Nothing of newsdesk is imported
 there, so each container still builds its own loggers, clients and connections from its own
 environment, as a cold Lambda does.
@@ -14,12 +14,13 @@ environment, as a cold Lambda does.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.forkserver
 import os
 from concurrent.futures import Future, ProcessPoolExecutor
 from types import TracebackType
 from typing import Any
 
-from newsdesk_local import container
+from newsdesk_local import container, forkserver
 from newsdesk_local.container import LocalContext
 from newsdesk_local.infrastructure import ACCOUNT, REGION, Function, Infrastructure
 
@@ -27,15 +28,19 @@ __all__ = ["LambdaPool", "LocalContext", "context_of"]
 
 
 def _fork_server() -> multiprocessing.context.BaseContext:
-    """The one fork server, preloading from the folders every zip function's path holds (the
-    common layer's content and installed lock, the runtime's), which it inherits from here."""
-    if container.PRELOAD_PATH not in os.environ:
-        functions = Infrastructure.packaged().functions.values()
-        zips = [f.artifact.path() for f in functions if not f.artifact.image]
-        shared = [folder for folder in zips[0] if all(folder in path for path in zips)]
-        os.environ[container.PRELOAD_PATH] = os.pathsep.join(shared)
+    """The one fork server, started here, preloading from the folders every zip function's path
+    holds (the common layer's content and installed lock, the runtime's). The folders reach it
+    in its environment, which nothing else inherits."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([container.__name__])  # takes effect when the server starts
+    context.set_forkserver_preload([forkserver.__name__])
+    functions = Infrastructure.packaged().functions.values()
+    zips = [f.artifact.path() for f in functions if not f.artifact.image]
+    shared = [folder for folder in zips[0] if all(folder in path for path in zips)]
+    os.environ[forkserver.PRELOAD_PATH] = os.pathsep.join(shared)
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        del os.environ[forkserver.PRELOAD_PATH]
     return context
 
 

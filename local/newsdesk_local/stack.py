@@ -29,7 +29,7 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from newsdesk.core.errors import ConfigError, InfrastructureError
-from newsdesk.core.settings import Settings
+from newsdesk.core.settings import LOCAL_CONTACT, Settings
 from newsdesk_local.infrastructure import REGION, Infrastructure
 from newsdesk_local.services import RESPONSE_PATH, LocalServices, client_host, listen
 
@@ -60,7 +60,8 @@ def run_stack(
         assert moto is not None  # embedded: AWS_ENDPOINT_URL is not set
         aws_url = f"http://{CONTAINER_HOST}:{urlsplit(services.endpoint).port}"
         database_url = postgres.url(CONTAINER_HOST)
-        document = env_json(services.infrastructure, services, aws_url, database_url)
+        contact = settings.operator_contact or LOCAL_CONTACT
+        document = env_json(services.infrastructure, services, aws_url, database_url, contact)
         env_path = settings.data_dir / ENV_FILE
         env_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
         _print_stack(services, postgres, bind, env_path, document, out)
@@ -70,16 +71,25 @@ def run_stack(
 
 
 def env_json(
-    infrastructure: Infrastructure, services: LocalServices, aws_url: str, database_url: str
+    infrastructure: Infrastructure,
+    services: LocalServices,
+    aws_url: str,
+    database_url: str,
+    contact: str = LOCAL_CONTACT,
 ) -> dict[str, Any]:
     """The overrides a container needs, in SAM CLI's --env-vars format: the services'
-    addresses for every function that declares them, and per function the names and URLs of
+    addresses and OPERATOR_CONTACT (the template's parameter has no default; locally a local
+    run's) for every function that declares them, and per function the names and URLs of
     the emulated resources it uses (the template's references, which SAM CLI resolves to
     logical ids or nothing; those the local runtime does not emulate, empty) and the settings
     events/ need."""
     functions = infrastructure.functions.values()
     declared = {name for function in functions for name in function.variables}
-    services_env = {"AWS_ENDPOINT_URL": aws_url, "DATABASE_URL": database_url}
+    services_env = {
+        "AWS_ENDPOINT_URL": aws_url,
+        "DATABASE_URL": database_url,
+        "OPERATOR_CONTACT": contact,
+    }
     document: dict[str, Any] = {
         "Parameters": {k: v for k, v in services_env.items() if k in declared}
     }

@@ -62,6 +62,9 @@ class FetchPolicy:
     max_bytes: int
     user_agent: str
     allow_private_networks: bool = False
+    # the From header (OPERATOR_CONTACT, when an e-mail address): sent with every request,
+    # a feed's own User-Agent's too, so that one names the operator as well
+    from_address: str | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FetchPolicy:
@@ -70,10 +73,11 @@ class FetchPolicy:
             max_bytes=settings.fetch_max_bytes,
             user_agent=settings.user_agent,
             allow_private_networks=settings.fetch_allow_private_networks,
+            from_address=settings.from_address,
         )
 
     def with_user_agent(self, user_agent: str | None) -> FetchPolicy:
-        """This policy with a feed's own User-Agent, when it has one."""
+        """This policy with a feed's own User-Agent, when it has one (From stays)."""
         return replace(self, user_agent=user_agent) if user_agent else self
 
 
@@ -196,11 +200,19 @@ def _session() -> Iterator[requests.Session]:
 
 
 def fetch(
-    url: str, policy: FetchPolicy, etag: str | None = None, last_modified: str | None = None
+    url: str,
+    policy: FetchPolicy,
+    etag: str | None = None,
+    last_modified: str | None = None,
+    follow_redirects: bool = True,
 ) -> FetchResult:
     """Download ``url`` within ``policy``, conditionally when validators are given (a 304
-    comes back as a result with no content); any failure raises a ``FetchError``."""
+    comes back as a result with no content); any failure raises a ``FetchError``. With
+    ``follow_redirects`` false a redirect is an answer: its status and Location, no body
+    (the extractor follows a page's hops itself, each host's robots.txt first)."""
     headers = {"User-Agent": policy.user_agent, "Accept-Encoding": "gzip, deflate"}
+    if policy.from_address:
+        headers["From"] = policy.from_address
     if etag:
         headers["If-None-Match"] = etag
     if last_modified:
@@ -215,14 +227,17 @@ def fetch(
                 headers=headers,
                 timeout=(watch.remaining(), watch.remaining()),
                 stream=True,
+                allow_redirects=follow_redirects,
             )
             with response:
                 status = response.status_code
-                if status != 304 and not 200 <= status < 300:
+                hop = not follow_redirects and response.is_redirect
+                if status != 304 and not 200 <= status < 300 and not hop:
                     raise HTTPStatusError(
                         status, response.url, response.headers.get("Retry-After", "")
                     )
-                content = b"" if status == 304 else _read_body(response, policy.max_bytes, watch)
+                empty = status == 304 or hop
+                content = b"" if empty else _read_body(response, policy.max_bytes, watch)
                 return FetchResult(
                     url=response.url,
                     status=status,

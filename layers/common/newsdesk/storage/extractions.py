@@ -10,7 +10,7 @@ leaves the earlier revision's text, copy key and sketch as they were).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta
 
@@ -138,8 +138,12 @@ class ArticleRow:
 
 
 class ExtractionStore:
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, wire_agencies: Collection[str] = ()) -> None:
+        """``wire_agencies``: the outlets (``raw_article.source``) that are news agencies
+        (sources.yaml's ``wire: true``), whose article is the original of a copy published at
+        the same time."""
         self._db = database
+        self._wire = sorted(wire_agencies)
 
     def relay(
         self, send: Callable[[list[OutboxRow]], Sequence[OutboxRow]], at: datetime, limit: int
@@ -232,7 +236,7 @@ class ExtractionStore:
         adopted: list[int] = []
         with self._db.transaction() as cursor:
             if copies is not None and copies.found:
-                extraction, adopted = _adopt(cursor, extraction, copies)
+                extraction, adopted = _adopt(cursor, extraction, copies, self._wire)
             cursor.execute(_UPSERT, [getattr(extraction, name) for name in _COLUMNS])
             replaced = cursor.rowcount > 0  # not an error over a good extraction
             if replaced:
@@ -368,7 +372,9 @@ def _defer(cursor: Cursor, article_id: int, revision: int, retry: Retry) -> None
     )
 
 
-def _adopt(cursor: Cursor, extraction: Extraction, copies: Copies) -> tuple[Extraction, list[int]]:
+def _adopt(
+    cursor: Cursor, extraction: Extraction, copies: Copies, wire: list[str]
+) -> tuple[Extraction, list[int]]:
     """``extraction`` as a copy of the first published of ``copies``' originals, or, first
     itself, with them (and their copies) re-pointed to it: those it adopted."""
     me = extraction.article_id
@@ -378,12 +384,17 @@ def _adopt(cursor: Cursor, extraction: Extraction, copies: Copies) -> tuple[Extr
     originals = {root for root in roots if root is not None and root != me}
     if not originals:
         return replace(extraction, copy_of=None, copy_reason=None), []
+    # The original: the first published (the feed's time, else the collected time); on a tie
+    # (a wire story republished with the agency's own timestamp) a news agency's article before
+    # a republisher's, then the one stored first. The same articles give the same original
+    # whichever of them is extracted first.
     cursor.execute(
         """
         SELECT id FROM raw_article WHERE id = ANY(%s)
-        ORDER BY COALESCE(published_at, collected_at), id LIMIT 1
+        ORDER BY COALESCE(published_at, collected_at), source = ANY(%s::text[]) DESC, id
+        LIMIT 1
         """,
-        ([*originals, me],),
+        ([*originals, me], wire),
     )
     first = _first(cursor)
     if first != me:  # a copy: and so are its own copies, of the same original
