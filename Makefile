@@ -10,8 +10,8 @@ UV_REQUIREMENT := uv>=0.9,<1
 LOCKS := infra/lambda-runtime.txt layers/common/requirements.txt \
 	layers/extract/requirements.txt functions/cluster/requirements.txt
 
-.PHONY: demo collect test lint pytest corpus locks locks-check local-resources infra-check \
-	sam-env security clean
+.PHONY: demo collect test lint pytest corpus locks locks-check local-resources amazon-roots \
+	infra-check sam-env security clean
 
 ifeq ($(INSTALLER),uv)
 INSTALL = $(BIN)/uv pip install --quiet --python $(BIN)/python
@@ -75,6 +75,11 @@ locks-check: $(BIN)/.installed
 # The template's facts the local runtime follows, as package data (a test checks it is current).
 local-resources: $(BIN)/.installed
 	$(BIN)/python -m infra.local_resources > local/newsdesk_local/resources.json
+
+# The CA roots the functions verify RDS Proxy's certificate against, from certifi's bundle
+# (a test checks it is current).
+amazon-roots: $(BIN)/.installed
+	$(BIN)/python -m infra.amazon_roots > layers/common/newsdesk/storage/amazon-root-cas.pem
 
 # A tool in an environment of its own (its pins are its own), by the installer:
 # $(call tool_venv,FOLDER,REQUIREMENT[,PYTHON])

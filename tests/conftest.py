@@ -10,11 +10,13 @@ import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
+import psycopg2.extensions
 import pytest
 import requests
 
@@ -22,6 +24,7 @@ from newsdesk.core.settings import Settings, user_agent_for
 from newsdesk.core.times import format_time
 from newsdesk.storage.database import Database, database_from
 from newsdesk.storage.migrate import migrate
+from newsdesk.storage.roles import CLUSTER, EXTRACTOR, WORKER
 from newsdesk_local.demo import dated_recently
 from newsdesk_local.feedserver import FeedServer, Route
 from newsdesk_local.infrastructure import REGION, Infrastructure
@@ -207,13 +210,28 @@ def serve(feed_server: FeedServer) -> Callable[..., str]:
     return add
 
 
+# The database role each function connects as in AWS (migration 0007): the tests' functions
+# connect as theirs too, so that a right a function's code needs and its role lacks fails here.
+DATABASE_ROLES = {"worker": WORKER, "extract": EXTRACTOR, "cluster": CLUSTER}
+
+
+def as_role(url: str, role: str) -> str:
+    """``url`` with ``role`` as its user (the embedded PostgreSQL trusts its local logins)."""
+    return str(psycopg2.extensions.make_dsn(url, user=role))
+
+
 def container(
     name: str, dynamodb: Any = None, **env: str
 ) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """One warm container of the function: its collaborators built once, as a new container
     builds them, from the test's environment plus ``env`` (and ``dynamodb``, a client of the
-    test's, for the worker); each call is one invocation."""
+    test's, for the worker); each call is one invocation. A function that uses the database
+    connects as its own role."""
     settings = Settings.from_env({**os.environ, **env})
+    if name in DATABASE_ROLES and settings.database_url:
+        settings = replace(
+            settings, database_url=as_role(settings.database_url, DATABASE_ROLES[name])
+        )
     # the template's function, for the context's timeout and memory (the worker's 180 s)
     context = context_of(INFRASTRUCTURE.functions[FUNCTIONS[name]])
     if name == "fanout":

@@ -1,9 +1,11 @@
 """The raw layer (seed 001): every fetched body, gzip-compressed, with its response metadata,
 kept in S3 so that a round that stored nothing can be explained and its bodies parsed again.
 
-Keys: ``<outlet>/<feed hash>/<YYYY-MM-DD>/<body sha-256>.xml.gz`` — an unchanged body is stored
-once a day, however often it is fetched. Article pages (the extraction stage) under
-``pages/<YYYY-MM-DD>/<article id>-r<revision>.html.gz``, read back by `newsdesk reextract`.
+Keys: ``feeds/<outlet>/<feed hash>/<YYYY-MM-DD>/<body sha-256>.xml.gz`` — an unchanged body is
+stored once a day, however often it is fetched. Article pages (the extraction stage) under
+``pages/<YYYY-MM-DD>/<article id>-r<revision>.html.gz``, read back by `newsdesk reextract`. Each
+writer's IAM policy names its prefix only (the worker ``feeds/``, the extractor ``pages/``).
+Bodies stored before the ``feeds/`` prefix (``<outlet>/…``, until they expire) are read too.
 
 The metadata is bounded: S3 refuses an object whose user metadata passes 2 KB (moto does
 not), so a kept header is cut to ``HEADER_MAX_CHARS`` and a final URL that would pass the
@@ -33,13 +35,23 @@ if TYPE_CHECKING:
 
 # Response headers worth keeping beside the body.
 KEPT_HEADERS = ("Content-Type", "ETag", "Last-Modified", "Cache-Control", "Content-Encoding")
+FEEDS = "feeds/"
 PAGES = "pages/"
 METADATA_MAX_BYTES = 2048  # S3's bound on user metadata: its keys and values, in UTF-8
 HEADER_MAX_CHARS = 256  # of a kept header's value, before quoting
 
 
 def feed_prefix(feed: Feed) -> str:
-    return f"{quote(feed.source, safe='')}/{hashlib.sha256(feed.url.encode()).hexdigest()[:16]}/"
+    digest = hashlib.sha256(feed.url.encode()).hexdigest()[:16]
+    return f"{FEEDS}{quote(feed.source, safe='')}/{digest}/"
+
+
+def _feed_day(key: str) -> str | None:
+    """The day of a feed body's key (``feeds/`` or the earlier layout), None for a page's."""
+    if key.startswith(PAGES):
+        return None
+    parts = key.removeprefix(FEEDS).split("/")
+    return parts[2] if len(parts) > 3 else None
 
 
 @dataclass(frozen=True)
@@ -137,8 +149,7 @@ class RawStore:
                     Bucket=self._bucket
                 )
                 for item in page.get("Contents", [])
-                if not item["Key"].startswith(PAGES)
-                and item["Key"].split("/")[2] >= f"{since:%Y-%m-%d}"
+                if (_feed_day(item["Key"]) or "") >= f"{since:%Y-%m-%d}"
             ]
             bodies = [self._get(key) for key in keys]
         except (BotoCoreError, ClientError) as e:

@@ -67,6 +67,9 @@ class Settings:
     db_host: str | None = None
     db_port: int = 5432
     db_name: str = "newsdesk"
+    # with DB_SECRET_ARN: the CA certificates the proxy's must chain to (None: the Amazon
+    # root CAs shipped with the package, newsdesk.storage.database.AMAZON_ROOT_CAS)
+    db_sslrootcert: Path | None = None
     fetch_timeout_seconds: float = 10.0
     fetch_max_bytes: int = 5 * 1024 * 1024
     fetch_allow_private_networks: bool = False
@@ -131,6 +134,7 @@ class Settings:
             db_host=reader.text("DB_HOST"),
             db_port=reader.number("DB_PORT", int, defaults.db_port, minimum=1, maximum=65535),
             db_name=reader.text("DB_NAME") or defaults.db_name,
+            db_sslrootcert=reader.path("DB_SSLROOTCERT"),
             fetch_timeout_seconds=reader.number(
                 "FETCH_TIMEOUT_SECONDS", float, defaults.fetch_timeout_seconds, minimum=0.1
             ),
