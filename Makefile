@@ -46,8 +46,10 @@ lint: $(BIN)/.installed
 	$(BIN)/lint-imports
 	$(BIN)/cfn-lint infra/template.yaml
 
+# The tests in parallel processes (pytest-xdist; PYTEST_WORKERS=0 runs them in this one).
+PYTEST_WORKERS ?= 3
 pytest: $(BIN)/.installed .cache/feedparser-corpus/VERSION
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS)
 
 # feedparser's own test feeds, from its source distribution (tests/feedparser_corpus.py)
 corpus: .cache/feedparser-corpus/VERSION
