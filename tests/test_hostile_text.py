@@ -15,7 +15,12 @@ from newsdesk.aws.clients import dynamodb_client
 from newsdesk.aws.state_table import StateTable
 from newsdesk.collect.collector import CollectPolicy, OutletCollector
 from newsdesk.collect.markup import html_text, well_formed_references
-from newsdesk.collect.parse import ENTITY_EXPANSION_BUDGET, parse_feed, without_unsafe_entities
+from newsdesk.collect.parse import (
+    ENTITY_EXPANSION_BUDGET,
+    MAX_PLAIN_ENTITIES,
+    parse_feed,
+    without_unsafe_entities,
+)
 from newsdesk.core.messages import OutletMessage
 from newsdesk.core.report import FEED_OK, FeedReport
 from newsdesk.core.settings import Settings
@@ -74,6 +79,13 @@ def test_a_plain_entity_within_the_budget_still_expands():
     assert parse_feed(body).entries[0].title == "연합뉴스" * 3
     over = entity_feed("가" * 1000, ENTITY_EXPANSION_BUDGET // 3000 + 1)  # 3 bytes a character
     assert b"<!ENTITY big" not in without_unsafe_entities(over)
+
+
+def test_plain_entities_past_the_thousandth_are_dropped():
+    declarations = "".join(f'<!ENTITY e{n} "{n}">' for n in range(MAX_PLAIN_ENTITIES + 1))
+    defused = without_unsafe_entities(f"<!DOCTYPE rss [{declarations}]>".encode())
+    assert f'<!ENTITY e{MAX_PLAIN_ENTITIES - 1} "'.encode() in defused
+    assert f"<!ENTITY e{MAX_PLAIN_ENTITIES} ".encode() not in defused
 
 
 def test_a_declaration_never_closed_is_kept_as_it_is():

@@ -30,6 +30,7 @@ _ENTITY_REFERENCE = re.compile(rb"&([A-Za-z_][\w.-]*);")
 # What plain-text entities may add to a document, all their uses together (bytes of their
 # values); past it, the declarations that would go over are dropped, in document order.
 ENTITY_EXPANSION_BUDGET = 64 * 1024
+MAX_PLAIN_ENTITIES = 1000  # declarations of plain text weighed; later ones are dropped
 # Longer links and guids are refused: PostgreSQL cannot index a key of much over 2,700 bytes,
 # and no article needs one.
 MAX_KEY_BYTES = 2000
@@ -144,7 +145,8 @@ def _read_with_feedparser(
 
 def without_unsafe_entities(content: bytes) -> bytes:
     """Drop entity declarations but those defining one character, and those defining plain
-    text as long as all their uses together add at most ENTITY_EXPANSION_BUDGET bytes.
+    text as long as all their uses together add at most ENTITY_EXPANSION_BUDGET bytes (the
+    first MAX_PLAIN_ENTITIES of them, in document order).
 
     An entity made of other entities is how the "billion laughs" multiply, and an external one
     (SYSTEM, PUBLIC, %) asks for a file or a URL. feedparser strips such declarations only when
@@ -161,7 +163,7 @@ def without_unsafe_entities(content: bytes) -> bytes:
     plain: dict[bytes, int] = {}  # name: the bytes of its value
     for declaration in _ENTITY_DECLARATION.finditer(content):
         safe = _SAFE_ENTITY.fullmatch(declaration.group(0))
-        if safe and safe.group(3) is not None:
+        if safe and safe.group(3) is not None and len(plain) < MAX_PLAIN_ENTITIES:
             plain.setdefault(safe.group(1), len(safe.group(3)))
     kept = _within_budget(content, plain)
 
@@ -182,8 +184,8 @@ def _within_budget(content: bytes, plain: dict[bytes, int]) -> set[bytes]:
     if not plain:
         return set()
     uses = Counter(
-        name for name in _ENTITY_REFERENCE.findall(content) if name in plain
-    )  # fmt: skip
+        found.group(1) for found in _ENTITY_REFERENCE.finditer(content) if found.group(1) in plain
+    )
     kept: set[bytes] = set()
     spent = 0
     for name, size in plain.items():
