@@ -1,14 +1,36 @@
 # Two commands for a fresh machine:  make demo   (a round on bundled feeds)   make test
 PYTHON ?= python3
 VENV ?= .venv
+# The installer: uv (installed into the venv by the pip the venv's Python ships), or pip, that
+# pip alone and not upgraded (.ci/run proves both).
+INSTALLER ?= uv
 BIN := $(VENV)/bin
+UV_REQUIREMENT := uv>=0.9,<1
+# The locks every deploy unit installs (infra/locks.py; `make locks` refreshes them).
+LOCKS := infra/lambda-runtime.txt layers/common/requirements.txt \
+	layers/extract/requirements.txt functions/cluster/requirements.txt
 
-.PHONY: demo collect test lint pytest corpus local-resources infra-check sam-env security clean
+.PHONY: demo collect test lint pytest corpus locks locks-check local-resources infra-check \
+	sam-env security clean
 
-$(BIN)/.installed: pyproject.toml
+ifeq ($(INSTALLER),uv)
+INSTALL = $(BIN)/uv pip install --quiet --python $(BIN)/python
+else
+INSTALL = $(BIN)/python -m pip install --quiet --disable-pip-version-check
+endif
+
+# The package with every extra (at the locks' versions, on the functions' Python, 3.12); then
+# each deploy unit's packages, from its locks, into $(VENV)/lambda/ for the local runtime's
+# containers and the deploy-unit tests (infra/locks.py).
+$(BIN)/.installed: pyproject.toml $(LOCKS)
+	@echo "installing into $(VENV) with $(INSTALLER): newsdesk and its tools"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(if $(filter uv,$(INSTALLER)),$(BIN)/python -m pip install --quiet --disable-pip-version-check '$(UV_REQUIREMENT)')
+	if $(BIN)/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))'; then \
+		sed -n 's/^\([A-Za-z0-9._-]*==[^ ;\\]*\).*/\1/p' $(LOCKS) | sort -u; fi > $(VENV)/constraints.txt
+	$(INSTALL) -e '.[dev]' -c $(VENV)/constraints.txt
+	@echo "installing each function's packages from its locks into $(VENV)/lambda"
+	$(BIN)/python -m infra.locks install --installer $(INSTALLER)
 	touch $@
 
 demo: $(BIN)/.installed
@@ -34,18 +56,41 @@ corpus: .cache/feedparser-corpus/VERSION
 
 test: lint pytest
 
+# The locks, resolved again from their requirements.in (keeping the pins that still hold).
+locks: $(BIN)/.installed
+	$(BIN)/python -m infra.locks refresh
+
+# Each lock as its inputs give it, and a wheel of every locked package for the functions'
+# platform: Python 3.12 on arm64 Amazon Linux 2023 (glibc 2.34).
+WHEELS := $(BIN)/python -m pip download --quiet --disable-pip-version-check --only-binary=:all: \
+	--no-deps --implementation cp --abi cp312 --python-version 3.12 \
+	--platform manylinux2014_aarch64 --platform manylinux_2_28_aarch64 \
+	--platform manylinux_2_34_aarch64
+locks-check: $(BIN)/.installed
+	$(BIN)/python -m infra.locks check
+	rm -rf build/wheels
+	$(WHEELS) --dest build/wheels $(addprefix -r ,$(LOCKS))
+	@echo "every locked package has a wheel for Python 3.12 on arm64: $$(ls build/wheels | wc -l) wheels"
+
 # The template's facts the local runtime follows, as package data (a test checks it is current).
 local-resources: $(BIN)/.installed
 	$(BIN)/python -m infra.local_resources > local/newsdesk_local/resources.json
 
-# A tool in an environment of its own (its pins are its own):
+# A tool in an environment of its own (its pins are its own), by the installer:
 # $(call tool_venv,FOLDER,REQUIREMENT[,PYTHON])
+ifeq ($(INSTALLER),uv)
 define tool_venv
-	$(or $(3),$(PYTHON)) -m venv $(1)
-	$(1)/bin/python -m pip install --quiet --upgrade pip
-	$(1)/bin/python -m pip install --quiet '$(2)'
+	$(BIN)/uv venv --quiet --clear --python $(or $(3),$(PYTHON)) $(1)
+	$(BIN)/uv pip install --quiet --python $(1)/bin/python '$(2)'
 	touch $(1)/.installed
 endef
+else
+define tool_venv
+	$(or $(3),$(PYTHON)) -m venv $(1)
+	$(1)/bin/python -m pip install --quiet --disable-pip-version-check '$(2)'
+	touch $(1)/.installed
+endef
+endif
 
 # The Lambda runtime's Python, which sam build needs on PATH: pyenv's newest 3.12 where pyenv
 # has one (its python3.12 shim fails unless a version is selected), else python3.12 on PATH.
@@ -59,7 +104,7 @@ SAM_PYTHON ?= $(shell \
 SAM_VENV ?= .venv-sam
 SAM_REQUIREMENT := aws-sam-cli>=1.120,<2
 SAM := SAM_CLI_TELEMETRY=0 PATH="$(dir $(SAM_PYTHON)):$$PATH" ../$(SAM_VENV)/bin/sam
-$(SAM_VENV)/.installed:
+$(SAM_VENV)/.installed: $(BIN)/.installed
 	@test -n "$(SAM_PYTHON)" || { echo "sam build needs Python 3.12 (pyenv or python3.12)"; exit 2; }
 	$(call tool_venv,$(SAM_VENV),$(SAM_REQUIREMENT),$(SAM_PYTHON))
 
@@ -68,7 +113,7 @@ infra-check: $(SAM_VENV)/.installed
 	cd infra && $(SAM) build --config-env nodocker
 
 # Each function's environment as `sam local invoke` gives it, by SAM CLI's code, from the built
-# template and infra/env.example.json: tests/test_sam_local.py runs the handlers with it.
+# template and infra/env.example.json: tests/test_deploy_units.py runs the handlers with it.
 sam-env: infra-check
 	mkdir -p build
 	$(SAM_VENV)/bin/python infra/sam_env.py > build/sam-env.json.partial
@@ -79,7 +124,7 @@ sam-env: infra-check
 # Metadata. --skip-download: no call to Prisma Cloud for guidelines.
 CHECKOV_VENV ?= .venv-checkov
 CHECKOV_REQUIREMENT := checkov>=3.2,<4
-$(CHECKOV_VENV)/.installed:
+$(CHECKOV_VENV)/.installed: $(BIN)/.installed
 	$(call tool_venv,$(CHECKOV_VENV),$(CHECKOV_REQUIREMENT))
 
 CHECKOV := $(CHECKOV_VENV)/bin/checkov --framework cloudformation --compact --quiet --skip-download

@@ -9,7 +9,7 @@
    in one corpus of all those headlines and the background ones, as a window would hold them.
 3. Cost: what kiwipiepy adds to the cluster image on disk (pip install --target, with and
    without it), Kiwi's import, build and first call in a fresh interpreter, and the cluster
-   handler's import in a folder laid out as the image (infra/check_cluster_image.sh).
+   handler's import in a folder laid out as the image (as tests/test_deploy_units.py lays it).
 
 Run from the repository root (it imports ``benchmarks`` and ``tests`` as packages):
 

@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from infra.artifacts import ROOT, units
 from infra.transform import TEMPLATE, load
 
-ROOT = TEMPLATE.parent.parent
 KINDS = ("AWS::SQS::Queue", "AWS::DynamoDB::Table", "AWS::S3::Bucket")
 FUNCTION_KEYS = ("Timeout", "MemorySize", "Environment")
 
@@ -41,6 +41,17 @@ def extract(template: dict[str, Any]) -> dict[str, Any]:
             name: _function(r, defaults)
             for name, r in resources.items()
             if r["Type"] == "AWS::Serverless::Function"
+        },
+        # each function's artifact as a container's import path: our folders (relative to the
+        # repository), then what the locks installed (relative to <venv>/lambda/)
+        "artifacts": {
+            unit.name: {
+                "Handler": unit.handler,
+                "Image": unit.image,
+                "Sources": [str(s.relative_to(ROOT)) for s in unit.sources],
+                "Installed": list(unit.installed()),
+            }
+            for unit in units(template)
         },
     }
 

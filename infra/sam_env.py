@@ -1,7 +1,7 @@
 """Each function as `sam local invoke` would start its container — the environment, handler,
 code and layers — resolved by SAM CLI's own code (its stack and function providers, its
 --env-vars reader, LocalLambdaRunner's invoke configuration) from the built template and an
-env.json, for the proof without Docker (tests/test_sam_local.py). Run it with the SAM CLI's
+env.json, for the proof without Docker (tests/test_deploy_units.py). Run it with the SAM CLI's
 interpreter, after `sam build`:
 
     .venv-sam/bin/python infra/sam_env.py > build/sam-env.json    (make sam-env)
@@ -26,12 +26,24 @@ from typing import Any
 
 INFRA = Path(__file__).resolve().parent
 BUILT = INFRA / ".aws-sam" / "build" / "template.yaml"
-# What the result follows from; the test refuses a result older than any of them.
+# What the result and the build follow from (the code and layers' folders whole); the test
+# refuses a result older than any of them.
 INPUTS = ("infra/template.yaml", "infra/env.example.json", "infra/samconfig.toml")
+BUILT_FROM = ("functions", "layers")
+
+
+def inputs(root: Path) -> list[str]:
+    files = [
+        str(path.relative_to(root))
+        for folder in BUILT_FROM
+        for path in sorted((root / folder).rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts
+    ]
+    return [*INPUTS, *files]
 
 
 def digests(root: Path) -> dict[str, str]:
-    return {name: hashlib.sha256((root / name).read_bytes()).hexdigest() for name in INPUTS}
+    return {name: hashlib.sha256((root / name).read_bytes()).hexdigest() for name in inputs(root)}
 
 
 def local_invoke_parameters() -> dict[str, Any]:

@@ -18,14 +18,14 @@ from xml.sax.saxutils import escape
 import pytest
 import requests
 
-from newsdesk.core.settings import Settings
+from newsdesk.core.settings import Settings, user_agent_for
 from newsdesk.core.times import format_time
 from newsdesk.storage.database import Database, database_from
 from newsdesk.storage.migrate import migrate
 from newsdesk_local.demo import dated_recently
 from newsdesk_local.feedserver import FeedServer, Route
 from newsdesk_local.infrastructure import REGION, Infrastructure
-from newsdesk_local.pool import LocalContext
+from newsdesk_local.pool import context_of
 from newsdesk_local.services import LocalServices, moto_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,8 +47,14 @@ FUNCTIONS = {
     "migrate": "MigrateFunction",
 }
 
+# Whom the tests' requests name (OPERATOR_CONTACT): an address at a domain reserved for
+# documentation, never written to.
+CONTACT = "newsdesk-tests@example.org"
+USER_AGENT = user_agent_for(CONTACT)
+
 # Every test runs with these; none of them names an address but 127.0.0.1.
 BASE_ENV = {
+    "OPERATOR_CONTACT": CONTACT,
     "AWS_DEFAULT_REGION": REGION,
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
@@ -209,7 +215,7 @@ def container(
     test's, for the worker); each call is one invocation."""
     settings = Settings.from_env({**os.environ, **env})
     # the template's function, for the context's timeout and memory (the worker's 180 s)
-    context = LocalContext.of(INFRASTRUCTURE.functions[FUNCTIONS[name]])
+    context = context_of(INFRASTRUCTURE.functions[FUNCTIONS[name]])
     if name == "fanout":
         deps: Any = fanout.FanOut.from_settings(settings)
         handle: Callable[..., dict[str, Any]] = fanout.handle

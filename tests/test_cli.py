@@ -8,6 +8,7 @@ import re
 import pytest
 
 from newsdesk.core.report import CONTRACT_KEYS, COUNT_KEYS
+from newsdesk.core.settings import LOCAL_CONTACT, user_agent_for
 from newsdesk_local.cli import main
 from tests.conftest import EXTRACT_ON, article_page
 
@@ -137,16 +138,20 @@ def test_a_second_run_asks_conditionally_and_gets_304s(
     assert json.loads(capsys.readouterr().out)["totals"]["feeds_not_due"] == 2
 
 
-def test_collect_prints_the_seed_line_per_feed(
-    data_dir, tmp_path, serve, database, postgres_url, capsys
+def test_collect_prints_the_seed_line_per_feed_and_asks_as_a_local_run(
+    data_dir, tmp_path, serve, feed_server, database, postgres_url, capsys
 ):
     sources_url = serve("/g.xml", "good.xml")
     sources = write_sources(tmp_path / "sources.yaml", [("뉴시스", sources_url, "정치")])
     env = environ(data_dir, DATABASE_URL=postgres_url)
+    del env["OPERATOR_CONTACT"]  # none given: the local default
     assert main(["collect", "--sources", str(sources), "--concurrency", "1"], env) == 0
     out = capsys.readouterr().out
     assert f"Source: 뉴시스 | New: 3 | Skip: 0 | Total: 3 | 정치 {sources_url}\n" in out
     assert "Articles: 3 new, 0 duplicate, 2 photo-filtered" in out
+    # the worker started (it refuses an unset contact) and said whose run it is
+    (headers,) = feed_server.request_headers["/g.xml"]
+    assert headers["User-Agent"] == user_agent_for(LOCAL_CONTACT)
 
 
 def test_collect_refuses_a_broken_sources_file_before_sending(data_dir, tmp_path, capsys):

@@ -110,22 +110,50 @@ def test_two_runs_started_together_create_each_issue_once(database, postgres_url
         assert cursor.fetchone()[0] == 2
 
 
-def test_a_held_lock_makes_a_run_do_nothing(database, postgres_url):
-    store(database, "경제", STORIES["경제"])
+def category_id(database, name):
+    with database.transaction() as cursor:
+        cursor.execute("SELECT id FROM category WHERE name = %s", (name,))
+        return cursor.fetchone()[0]
+
+
+def test_a_held_category_lock_leaves_that_category_alone(database, postgres_url):
+    for category, titles in STORIES.items():
+        store(database, category, titles)
+    held = category_id(database, "경제")
     holder = Database(lambda: postgres_url)
     with holder.transaction() as cursor:
-        cursor.execute("SELECT pg_advisory_lock(%s)", (0x636C7573,))
+        cursor.execute("SELECT pg_advisory_lock(%s, %s)", (0x636C7573, held))
     try:
         run = cluster(database)
     finally:
         # released here, not by closing: a closed connection's backend lets go of its locks
         # only when it has exited, which the next run could beat
         with holder.transaction() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", (0x636C7573,))
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", (0x636C7573, held))
+        holder.close()
+    # THEN the other category is clustered, the held one left to the run holding it
+    assert (run.categories_locked_out, run.categories_done) == (["경제"], ["사회"])
+    assert [i.category for i in run.issues] == ["사회"]
+    assert not run.locked_out
+    again = cluster(database)  # the lock is free again
+    assert [i.category for i in again.issues] == ["경제"]
+
+
+def test_a_run_whose_every_category_is_held_is_locked_out(database, postgres_url):
+    store(database, "경제", STORIES["경제"])
+    held = category_id(database, "경제")
+    holder = Database(lambda: postgres_url)
+    with holder.transaction() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s, %s)", (0x636C7573, held))
+    try:
+        run = cluster(database)
+    finally:
+        with holder.transaction() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", (0x636C7573, held))
         holder.close()
     assert run.locked_out
     assert run.issues == []
-    assert len(cluster(database).issues) == 1  # the lock is free again
+    assert run.metric_counts()["ClusterRunsLockedOut"] == 1
 
 
 def test_articles_from_the_collect_path_cluster(aws_env, database, serve):

@@ -25,7 +25,7 @@ from newsdesk.core.schedule import (
     STATUS_NOT_MODIFIED,
     STATUS_OK,
 )
-from newsdesk.core.settings import USER_AGENT, Settings
+from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Feed, Outlet
 from newsdesk.storage.articles import ArticleStore
 from newsdesk.storage.database import Database
@@ -106,7 +106,7 @@ def test_a_feeds_own_user_agent_is_sent_for_that_feed_only(collector, serve, fee
     report = collector().collect(OutletMessage(outlet, START))
     assert [f.status for f in report.feeds] == [FEED_OK, FEED_OK]
     sent = {path: h[0]["User-Agent"] for path, h in feed_server.request_headers.items()}
-    assert sent == {"/a.xml": USER_AGENT, "/b.xml": browser}
+    assert sent == {"/a.xml": Settings().user_agent, "/b.xml": browser}
 
 
 def test_the_same_message_twice_writes_nothing_twice(collector, serve, feed_server, database):

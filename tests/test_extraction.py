@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 from xml.sax.saxutils import escape
 
 import pytest
@@ -22,8 +23,8 @@ from newsdesk.aws.state_table import StateTable
 from newsdesk.collect.urls import canonical_url
 from newsdesk.core.entry import Entry
 from newsdesk.core.messages import ArticleMessage
-from newsdesk.core.times import utc_now
-from newsdesk.extract.extractor import relay
+from newsdesk.core.times import parse_time, utc_now
+from newsdesk.outbox.articles import relay
 from newsdesk.storage.articles import Article, ArticleStore
 from newsdesk.storage.extractions import (
     RESEND_AFTER,
@@ -294,6 +295,143 @@ def test_robots_disallow_is_honoured_and_the_page_never_requested(
     assert feed_server.requests["/robots.txt"] == 1  # cached for the host
 
 
+def other_host(url: str) -> str:
+    """``url`` under another host name for the same loopback server: 127.1 is 127.0.0.1 in
+    inet_aton's short form (no name is looked up), a host of its own for robots.txt, pacing
+    and the breaker."""
+    return url.replace("://127.0.0.1:", "://127.1:", 1)
+
+
+def hosts_asked(feed_server: Any, path: str) -> list[str]:
+    """The Host header of every request for ``path``, in order."""
+    return [host for _, host, asked in feed_server.request_log if asked == path]
+
+
+def test_robots_txt_is_read_and_obeyed_for_the_host_a_redirect_leads_to(
+    aws_env, database, feed_server, serve, extractor
+):
+    # GIVEN robots.txt disallowing /moved/, and an allowed page that redirects there on
+    # another host, and one that redirects to an allowed page there
+    serve("/robots.txt", body=b"User-agent: *\nDisallow: /moved/\n", content_type="text/plain")
+    moved = other_host(serve("/moved/1", body=article_page("기사"), content_type="text/html"))
+    story = other_host(serve("/story/2", body=article_page("다른 기사"), content_type="text/html"))
+    to_moved = serve("/view/1", status=301, headers=(("Location", moved),))
+    to_story = serve("/view/2", status=302, headers=(("Location", story),))
+    collect(serve, [("국회 예산안 통과", to_moved), ("여야 협상 결렬", to_story)])
+    # WHEN their pages are extracted
+    reports = {r["url"]: r for r in extractor()}
+    # THEN the disallowed page on the host the redirect leads to was never asked for
+    assert (reports[to_moved]["status"], reports[to_moved]["reason"]) == (
+        "extract_error",
+        "robots_disallowed",
+    )
+    assert feed_server.requests["/moved/1"] == 0
+    # and the allowed one was had, its own host's robots.txt read once
+    assert reports[to_story]["status"] == "extract_ok"
+    port = urlsplit(to_story).port
+    assert hosts_asked(feed_server, "/robots.txt") == [f"127.0.0.1:{port}", f"127.1:{port}"]
+    with database.transaction() as cursor:
+        cursor.execute("SELECT final_url FROM article_extraction WHERE status = 'extract_ok'")
+        assert cursor.fetchone()[0] == story
+    # and each host's record counts its own requests
+    states = StateTable(aws_env.client("dynamodb"), "newsdesk-state")
+    assert (states.host("127.1").robots_status, states.host("127.1").pages_fetched) == ("ok", 2)
+
+
+def test_a_redirect_within_one_host_reads_its_robots_txt_once(
+    aws_env, database, feed_server, serve, extractor
+):
+    story = serve("/story/1", body=article_page("기사"), content_type="text/html")
+    link = serve("/view/1", status=301, headers=(("Location", "/story/1"),))
+    collect(serve, [("국회 예산안 통과", link)])
+    (report,) = extractor()
+    assert report["status"] == "extract_ok"
+    assert feed_server.requests["/robots.txt"] == 1
+    assert (feed_server.requests["/view/1"], feed_server.requests["/story/1"]) == (1, 1)
+    assert story.endswith("/story/1")
+
+
+def test_a_page_redirecting_without_end_stops_after_five_hops(
+    aws_env, database, feed_server, serve, extractor
+):
+    link = serve("/view/1", status=302, headers=(("Location", "/view/1"),))
+    collect(serve, [("국회 예산안 통과", link)])
+    (report,) = extractor()
+    assert (report["status"], report["reason"]) == ("extract_error", "connection")
+    assert feed_server.requests["/view/1"] == 6  # the page and five redirects
+
+
+def test_the_hops_of_a_redirect_share_one_deadline(
+    aws_env, database, feed_server, serve, extractor
+):
+    # GIVEN two hops of 0.3 s each and a deadline of 0.5 s for the page
+    serve("/story/1", body=article_page("기사"), content_type="text/html", delay=0.3)
+    link = serve("/view/1", status=301, headers=(("Location", "/story/1"),), delay=0.3)
+    collect(serve, [("국회 예산안 통과", link)])
+    # THEN the second hop has what the first left of it, and times out
+    (report,) = extractor(FETCH_TIMEOUT_SECONDS="0.5")
+    assert (report["status"], report["reason"]) == ("extract_error", "timeout")
+
+
+@pytest.mark.parametrize("status", [429, 503])
+def test_a_pages_retry_after_holds_its_host_and_the_article_waits_for_it(
+    aws_env, database, feed_server, serve, extractor, status
+):
+    # GIVEN a host whose first page answers 429 (or 503) with Retry-After: two hours
+    busy = serve(
+        "/view/1", status=status, headers=(("Retry-After", "7200"),), content_type="text/html"
+    )
+    fine = serve("/view/2", body=article_page("기사"), content_type="text/html")
+    collect(serve, [("국회 예산안 통과", busy), ("여야 협상 결렬", fine)])
+    before = utc_now().replace(microsecond=0)  # times are kept to the second
+    reports = {r["url"]: r for r in extractor()}
+    # THEN the page is tried again no sooner than the host asked (not the 30-minute backoff)
+    assert reports[busy]["reason"] == f"http_{status}"
+    assert parse_time(reports[busy]["retry_at"]) >= before + timedelta(seconds=7200)
+    # and the host's next page waits for it, unasked, its attempt not spent
+    assert (reports[fine]["status"], reports[fine]["reason"]) == ("deferred", "host_retry_after")
+    assert feed_server.requests["/view/2"] == 0
+    host = StateTable(aws_env.client("dynamodb"), "newsdesk-state").host("127.0.0.1")
+    assert host.retry_after_until is not None
+    assert host.retry_after_until >= before + timedelta(seconds=7200)
+
+
+def test_robots_txts_retry_after_holds_the_host(aws_env, database, feed_server, serve, extractor):
+    serve("/robots.txt", status=503, headers=(("Retry-After", "3600"),), content_type="text/plain")
+    first = serve("/view/1", body=article_page("기사"), content_type="text/html")
+    second = serve("/view/2", body=article_page("다른 기사"), content_type="text/html")
+    collect(serve, [("국회 예산안 통과", first), ("여야 협상 결렬", second)])
+    before = utc_now().replace(microsecond=0)  # times are kept to the second
+    reports = {r["url"]: r for r in extractor()}
+    assert reports[first]["reason"] == "robots_unreachable"
+    assert parse_time(reports[first]["retry_at"]) >= before + timedelta(seconds=3600)
+    assert (reports[second]["status"], reports[second]["reason"]) == (
+        "deferred",
+        "host_retry_after",
+    )
+    assert feed_server.requests["/robots.txt"] == 1
+    assert feed_server.requests["/view/1"] == feed_server.requests["/view/2"] == 0
+
+
+def test_robots_groups_are_matched_against_the_product_name_not_the_contact(
+    aws_env, database, feed_server, serve, extractor
+):
+    # GIVEN robots.txt shutting out "example" (a word of the tests' contact address) and
+    # newsdesk from /view/
+    serve(
+        "/robots.txt",
+        body=b"User-agent: example\nDisallow: /\n\nUser-agent: newsdesk\nDisallow: /view/\n",
+        content_type="text/plain",
+    )
+    story = serve("/story/1", body=article_page("기사"), content_type="text/html")
+    view = serve("/view/2", body=article_page("다른 기사"), content_type="text/html")
+    collect(serve, [("국회 예산안 통과", story), ("여야 협상 결렬", view)])
+    reports = {r["url"]: r for r in extractor()}
+    # THEN newsdesk's group applies, not the one the contact's words would match
+    assert reports[story]["status"] == "extract_ok"
+    assert reports[view]["reason"] == "robots_disallowed"
+
+
 def test_a_failing_host_opens_its_breaker_and_its_pages_wait(
     aws_env, database, feed_server, serve, extractor
 ):
@@ -364,6 +502,35 @@ def test_the_original_is_the_one_published_first_whichever_came_first(
     assert report["copy_of"] is None
     assert extraction(database, ids[reprint])["copy_of"] == ids[agency]
     assert extraction(database, ids[reprint])["copy_reason"] == "duplicate_by_content_hash"
+
+
+def test_an_agency_story_published_at_the_same_time_as_its_reprint_is_the_original(
+    aws_env, database, serve, extractor, tmp_path
+):
+    # GIVEN sources.yaml naming 연합뉴스 a news agency (wire: true)
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(
+        "- {source: 연합뉴스, url: 'https://a.test/1', category: 정치, wire: true}\n"
+        "- {source: 한국경제, url: 'https://b.test/1', category: 정치}\n",
+        encoding="utf-8",
+    )
+    # and a reprint collected and extracted first, carrying the agency's published time
+    at = utc_now() - timedelta(minutes=20)
+    agency = serve("/view/1", body=article_page("국회 예산안 통과"), content_type="text/html")
+    reprint = serve("/other/7", body=article_page("국회 예산안 통과"), content_type="text/html")
+    event = worker_event([(serve("/b.xml", body=rss([("국회 예산안", reprint)], at)), "정치")])
+    body = json.loads(event["Records"][0]["body"])
+    event["Records"][0]["body"] = json.dumps({**body, "source": "한국경제"}, ensure_ascii=False)
+    invoke("worker", event, **EXTRACT_ON)
+    assert extractor(SOURCES_PATH=str(sources))[0]["copy_of"] is None
+    # WHEN the agency's own article, stored after it, is extracted
+    body = rss([("국회 예산안 통과", agency)], at)
+    invoke("worker", worker_event([(serve("/a.xml", body=body), "정치")]), **EXTRACT_ON)
+    (report,) = extractor(SOURCES_PATH=str(sources))
+    # THEN the agency's is the original, though the reprint was stored first
+    ids = article_ids(database)
+    assert (report["copy_of"], report["original_of"]) == (None, [ids[reprint]])
+    assert extraction(database, ids[reprint])["copy_of"] == ids[agency]
 
 
 def test_a_page_whose_canonical_is_a_stored_article_is_a_copy_by_canonical_url(
@@ -551,6 +718,66 @@ def test_copies_keep_one_original_when_the_original_turns_out_a_copy(database):
     store.record(extraction, copies=found)
     # THEN A and B are both Y's copies: no chain
     assert copy_of(database) == {y: None, a: y, b: y}
+
+
+def stored_from(database: Any, articles: list[tuple[str, datetime]]) -> list[int]:
+    """One article per ``(source, published)``, stored in that order; their ids."""
+    store = ArticleStore(database)
+    for n, (source, published) in enumerate(articles):
+        link = f"https://example.test/{n}/view"
+        entry = Entry(f"기사 {n}", link, "", None, published)
+        store.insert_articles(source, "정치", [Article(entry, link)], utc_now())
+    return sorted(article_ids(database).values())
+
+
+def extracted_in_order(store: ExtractionStore, order: list[tuple[int, set[int] | None]]) -> None:
+    """Each article's page extracted in turn, with the copies its key found."""
+    for article, found in order:
+        extraction, copies = ok(article, found)
+        store.record(extraction, copies=copies)
+
+
+WIRE = {"연합뉴스", "뉴시스", "뉴스1"}
+
+
+@pytest.mark.parametrize("agency_first", [False, True], ids=["copy-first", "agency-first"])
+def test_a_wire_story_republished_at_its_own_time_is_the_agencys_whichever_comes_first(
+    database, agency_first
+):
+    # GIVEN a republisher's copy stored before the agency's story, both carrying the agency's
+    # published time (a wire story republished with its timestamp)
+    at = utc_now() - timedelta(hours=1)
+    copy, original = stored_from(database, [("한국경제", at), ("연합뉴스", at)])
+    store = ExtractionStore(database, WIRE)
+    # WHEN their pages are extracted, in either order, the second found a copy of the first
+    if agency_first:
+        extracted_in_order(store, [(original, None), (copy, {original})])
+    else:
+        extracted_in_order(store, [(copy, None), (original, {copy})])
+    # THEN the agency's article is the original, the same both ways
+    assert copy_of(database) == {original: None, copy: original}
+
+
+@pytest.mark.parametrize("later_first", [False, True])
+def test_a_tie_between_republishers_goes_to_the_one_stored_first(database, later_first):
+    at = utc_now() - timedelta(hours=1)
+    first, second = stored_from(database, [("한국경제", at), ("매일경제", at)])
+    store = ExtractionStore(database, WIRE)
+    if later_first:
+        extracted_in_order(store, [(second, None), (first, {second})])
+    else:
+        extracted_in_order(store, [(first, None), (second, {first})])
+    assert copy_of(database) == {first: None, second: first}
+
+
+def test_published_first_still_wins_over_a_later_agency_story(database):
+    # the tie rule decides ties only: a republisher's text published earlier stays the original
+    now = utc_now()
+    early, late = stored_from(
+        database, [("한국경제", now - timedelta(hours=2)), ("연합뉴스", now - timedelta(hours=1))]
+    )
+    extracted_in_order(ExtractionStore(database, WIRE), [(late, None), (early, {late})])
+    assert copy_of(database) == {early: None, late: early}
 
 
 def test_an_original_arriving_late_takes_its_copys_issue(database):

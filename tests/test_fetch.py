@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from newsdesk import PROJECT_URL, __version__
+from newsdesk import __version__
 from newsdesk.collect.fetch import FetchPolicy, fetch, is_blocked_address
 from newsdesk.core.errors import (
     BlockedAddressError,
@@ -15,10 +15,15 @@ from newsdesk.core.errors import (
     HTTPStatusError,
     ResponseTooLargeError,
 )
-from newsdesk.core.settings import USER_AGENT
+from newsdesk.core.settings import Settings
+from tests.conftest import CONTACT, USER_AGENT
 
 LOOPBACK = FetchPolicy(
-    timeout_seconds=2, max_bytes=100_000, user_agent=USER_AGENT, allow_private_networks=True
+    timeout_seconds=2,
+    max_bytes=100_000,
+    user_agent=USER_AGENT,
+    allow_private_networks=True,
+    from_address=CONTACT,
 )
 STRICT = FetchPolicy(timeout_seconds=2, max_bytes=100_000, user_agent=USER_AGENT)
 
@@ -30,20 +35,39 @@ def test_good_feed_is_downloaded_with_an_honest_user_agent(serve, feed_server):
     assert result.content.startswith(b"<?xml")
     assert result.content_type == "application/rss+xml; charset=utf-8"
     assert feed_server.requests["/good.xml"] == 1
-    # the header a web firewall reads names newsdesk and where to reach its people, and not
-    # the library's "python-requests", which firewalls commonly block
+    # the header a web firewall reads names newsdesk, whom to ask and what it fetches, and
+    # not the library's "python-requests", which firewalls commonly block
     (headers,) = feed_server.request_headers["/good.xml"]
     assert headers["User-Agent"] == USER_AGENT
-    assert f"newsdesk/{__version__} (+{PROJECT_URL}; RSS/Atom collector)" == USER_AGENT
+    assert (
+        f"newsdesk/{__version__} ({CONTACT}; collects news feeds and the article pages they "
+        "link to)"
+    ) == USER_AGENT
     assert "python-requests" not in USER_AGENT.lower()
+    assert headers["From"] == CONTACT  # RFC 9110 10.1.2: a robot SHOULD send one
 
 
-def test_the_policy_user_agent_is_the_one_sent(serve, feed_server):
+def test_the_policy_user_agent_is_the_one_sent_and_from_names_the_operator_with_it(
+    serve, feed_server
+):
     url = serve("/good.xml", "good.xml")
     fetch(url, LOOPBACK.with_user_agent("Mozilla/5.0 (X11; Linux x86_64)"))
     fetch(url, LOOPBACK.with_user_agent(None))  # no override: the policy's own
-    sent = [h["User-Agent"] for h in feed_server.request_headers["/good.xml"]]
-    assert sent == ["Mozilla/5.0 (X11; Linux x86_64)", USER_AGENT]
+    sent = [(h["User-Agent"], h["From"]) for h in feed_server.request_headers["/good.xml"]]
+    # a feed's own User-Agent is sent as written; the operator's address goes with it
+    assert sent == [("Mozilla/5.0 (X11; Linux x86_64)", CONTACT), (USER_AGENT, CONTACT)]
+
+
+def test_a_url_contact_is_named_by_the_user_agent_and_sends_no_from(serve, feed_server):
+    # From holds a mailbox only (RFC 9110 10.1.2): a URL contact is the User-Agent's alone
+    settings = Settings(
+        operator_contact="https://ops.example.org/newsdesk", fetch_allow_private_networks=True
+    )
+    url = serve("/good.xml", "good.xml")
+    fetch(url, FetchPolicy.from_settings(settings).with_user_agent(None))
+    (headers,) = feed_server.request_headers["/good.xml"]
+    assert "+https://ops.example.org/newsdesk;" in headers["User-Agent"]
+    assert "From" not in headers
 
 
 @pytest.mark.parametrize("status", [404, 500, 503])
@@ -139,3 +163,14 @@ def test_connection_refused_is_a_fetch_error():
 )
 def test_blocked_addresses(address, blocked):  # classification only: nothing connects to these
     assert is_blocked_address(address) is blocked
+
+
+def test_a_redirect_can_be_had_as_the_answer_rather_than_followed(serve, feed_server):
+    # the extractor follows a page's redirects itself, one host at a time
+    target = serve("/good.xml", "good.xml")
+    moved = serve("/moved", status=301, headers=(("location", "/good.xml"),))
+    hop = fetch(moved, LOOPBACK, follow_redirects=False)
+    assert (hop.status, hop.location, hop.content) == (301, "/good.xml", b"")
+    assert feed_server.requests["/good.xml"] == 0
+    followed = fetch(moved, LOOPBACK)  # the feeds' way: requests follows them
+    assert (followed.url, followed.status, followed.location) == (target, 200, None)

@@ -14,11 +14,10 @@ from newsdesk.collect.fanout import fan_out
 from newsdesk.core.errors import FanOutError
 from newsdesk.core.messages import OutletMessage
 from newsdesk.core.schedule import BreakerPolicy, OutletState
-from newsdesk.core.settings import USER_AGENT
 from newsdesk.core.sources import Feed
 from newsdesk.core.times import format_time, parse_time
 from newsdesk_local.feedserver import Route
-from tests.conftest import invoke, load_event, rows, served_bytes, worker, worker_event
+from tests.conftest import USER_AGENT, invoke, load_event, rows, served_bytes, worker, worker_event
 
 
 def receive_all(sqs, queue_url):

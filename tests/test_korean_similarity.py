@@ -162,3 +162,46 @@ def test_paraphrases_differing_only_in_particles_spacing_and_endings_have_one_ve
 def test_centroid_groups_takes_the_analyser(analyser):
     groups = window_groups(analyser)
     assert all(together(first, second, groups) for first, second in SAME_EVENT)
+
+
+# --- the headline method (issue 24) ---------------------------------------------------------
+
+HEADLINE = DEFAULT_THRESHOLDS["headline"]
+
+
+def headline_groups() -> list[set[str]]:
+    groups = find_groups(WINDOW, HEADLINE, 2, method="headline")
+    return [{WINDOW[i] for i in group.members} for group in groups]
+
+
+@pytest.mark.parametrize(("first", "second"), EVENTS)
+def test_headline_method_puts_paraphrases_together(first, second):
+    assert together(first, second, headline_groups())
+
+
+@pytest.mark.parametrize(
+    ("solid", "spaced"),
+    [
+        ("서울지하철노조 총파업", "서울 지하철 노조 총파업"),
+        ("미국 국빈방문 마치고 귀국", "미국 국빈 방문 마치고 귀국"),
+        ("北탄도미사일 발사", "북한 탄도미사일 발사"),
+        ("[속보] 합참 “北 미사일 350㎞ 비행”", "합참 북한 미사일 350km 비행"),
+    ],
+)
+def test_headline_vectors_read_spacing_hanja_and_marks_alike(solid, spaced):
+    from newsdesk.cluster.headline import headline_vectors
+
+    vectors = headline_vectors([solid, spaced, *BACKGROUND])
+    char = centroid_vectors([strip_tags(solid), strip_tags(spaced), *BACKGROUND], "char")
+    assert cosine(vectors, 0, 1) > cosine(char, 0, 1)
+    assert cosine(vectors, 0, 1) >= HEADLINE
+
+
+def test_headline_normal_form():
+    from newsdesk.cluster.headline import normalise
+
+    assert (
+        normalise("[속보] 北, 동해상으로 “탄도미사일” 3,500발…")
+        == "북한 동해상으로 탄도미사일 3500발"
+    )
+    assert normalise("기준금리 3.5%로 동결.") == "기준금리 3.5%로 동결"

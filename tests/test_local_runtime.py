@@ -5,6 +5,7 @@ feeds a queue as the event source mapping would (batch size, partial failures, r
 import json
 import os
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -15,8 +16,8 @@ from newsdesk.core.messages import ArticleMessage
 from newsdesk.core.settings import Settings
 from newsdesk_local import moto_process
 from newsdesk_local.driver import WORKER, drain, pool_of
-from newsdesk_local.infrastructure import Infrastructure
-from newsdesk_local.pool import LocalContext
+from newsdesk_local.infrastructure import LAMBDA_ROOT, Infrastructure
+from newsdesk_local.pool import context_of
 from newsdesk_local.services import RESPONSE_LINE, RESPONSE_PATH, LocalServices, listen
 from tests.conftest import ROOT
 
@@ -40,7 +41,7 @@ def test_queues_and_containers_get_the_templates_settings(aws_env):
     assert redrive["maxReceiveCount"] == outlet_queue["RedrivePolicy"]["maxReceiveCount"]
     assert redrive["deadLetterTargetArn"].endswith(":newsdesk-outlets-dlq")
     worker = aws_env.infrastructure.functions[WORKER]
-    assert LocalContext.of(worker).timeout_seconds == template[WORKER]["Properties"]["Timeout"]
+    assert context_of(worker).timeout_seconds == template[WORKER]["Properties"]["Timeout"]
     env = aws_env.function_env(WORKER)
     assert env["STATE_TABLE_NAME"] == "newsdesk-state"
     assert env["RAW_BUCKET"] in {b["Name"] for b in aws_env.client("s3").list_buckets()["Buckets"]}
@@ -81,6 +82,15 @@ def echo_infrastructure(partial_failures: bool) -> Infrastructure:
                             ),
                         }
                     ],
+                }
+            },
+            # its container's path: tests/ (its code) and the runtime's boto3, nothing else
+            "artifacts": {
+                "EchoFunction": {
+                    "Handler": "sqs_echo.lambda_handler",
+                    "Image": False,
+                    "Sources": ["tests"],
+                    "Installed": ["runtime"],
                 }
             },
         }
@@ -205,15 +215,39 @@ def test_chained_dead_letter_queues_are_created_in_order(aws_env):
 
 def test_a_handler_that_fails_to_import_fails_each_invocation_with_its_error(aws_env):
     infra = echo_infrastructure(True)
-    infra.functions["EchoFunction"] = replace(
-        infra.functions["EchoFunction"], module="tests.no_such_handler"
-    )
+    echo = infra.functions["EchoFunction"]
+    artifact = replace(echo.artifact, handler="no_such_handler.lambda_handler")
+    infra.functions["EchoFunction"] = replace(echo, artifact=artifact)
     with (
         LocalServices(aws_env.settings, dict(os.environ), infra) as services,
         pool_of(services, "EchoFunction") as pool,
     ):
         failures = [pool.invoke({"Records": []}).exception() for _ in range(2)]
     assert all(isinstance(f, ModuleNotFoundError) for f in failures)
+
+
+def test_a_container_imports_only_what_its_artifact_holds(aws_env):
+    # GIVEN the echo function, whose artifact is its code folder and the runtime's boto3
+    infra = echo_infrastructure(True)
+    with (
+        LocalServices(aws_env.settings, dict(os.environ), infra) as services,
+        pool_of(services, "EchoFunction") as pool,
+    ):
+        # WHEN it imports what its artifact holds, and what this environment holds beside it
+        # (a library of another layer, the local package, the functions' package)
+        imported = {
+            name: pool.invoke({"Records": [{"messageId": "1", "body": f"import {name}"}]})
+            for name in ("boto3", "json", "trafilatura", "yaml", "newsdesk_local.cli", "newsdesk")
+        }
+        outcomes: dict[str, Any] = {
+            name: f.exception() or f.result()["imported"] for name, f in imported.items()
+        }
+    # THEN the runtime's boto3 comes from the artifact's folder, the standard library is there,
+    # and everything else fails as it would in AWS
+    assert outcomes["boto3"].startswith(str(LAMBDA_ROOT / "runtime"))
+    assert outcomes["json"].endswith("json/__init__.py")
+    for name in ("trafilatura", "yaml", "newsdesk_local.cli", "newsdesk"):
+        assert isinstance(outcomes[name], ModuleNotFoundError), (name, outcomes[name])
 
 
 def test_a_port_in_use_is_named():

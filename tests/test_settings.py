@@ -1,11 +1,20 @@
+import importlib
+import re
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from newsdesk import PROJECT_URL
+from newsdesk import __version__
 from newsdesk.core.errors import SettingsError
-from newsdesk.core.settings import DEFAULT_PHOTO_TITLE_PATTERNS, Settings
+from newsdesk.core.settings import (
+    CONTACT_PATTERN,
+    DEFAULT_PHOTO_TITLE_PATTERNS,
+    LOCAL_CONTACT,
+    MAX_CONTACT_LENGTH,
+    Settings,
+    contact_problem,
+)
 from tests.conftest import ROOT
 
 
@@ -22,14 +31,133 @@ def test_defaults_follow_the_design():
     assert settings.cluster_method == "seed"
     assert settings.cluster_min_size == 3
     assert settings.photo_title_patterns == DEFAULT_PHOTO_TITLE_PATTERNS
+    assert settings.operator_contact is None  # the functions that fetch refuse to start
     assert settings.user_agent.startswith("newsdesk/")
-    assert PROJECT_URL in settings.user_agent
     assert "python-requests" not in settings.user_agent
 
 
-def test_the_user_agent_names_the_project_page_the_package_declares():
+WHAT = "collects news feeds and the article pages they link to"
+
+
+@pytest.mark.parametrize(
+    ("contact", "user_agent", "from_address"),
+    [
+        (
+            "https://ops.example.org/newsdesk",
+            f"newsdesk/{__version__} (+https://ops.example.org/newsdesk; {WHAT})",
+            None,
+        ),
+        (
+            "newsdesk-ops@example.org",
+            f"newsdesk/{__version__} (newsdesk-ops@example.org; {WHAT})",
+            "newsdesk-ops@example.org",
+        ),
+        (
+            LOCAL_CONTACT,
+            f"newsdesk/{__version__} (local run, no operator contact; {WHAT})",
+            None,
+        ),
+    ],
+)
+def test_the_user_agent_names_the_operator_and_what_newsdesk_fetches(
+    contact, user_agent, from_address
+):
+    # GIVEN the operator's contact WHEN settings are read
+    settings = Settings.from_env({"OPERATOR_CONTACT": f" {contact} "})
+    # THEN every request names newsdesk, whom to ask and that it fetches pages too; an e-mail
+    # address is also the From header (RFC 9110 10.1.2)
+    assert settings.operator_contact == contact
+    assert settings.user_agent == user_agent
+    assert settings.from_address == from_address
+
+
+def test_no_unconfirmed_address_stands_for_the_project():
+    # no public address of the project is confirmed: the package declares none, and the
+    # User-Agent names the operator's contact and nothing else
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    assert pyproject["project"]["urls"]["Homepage"] == PROJECT_URL
+    assert "urls" not in pyproject["project"]
+    newsdesk = importlib.import_module("newsdesk")
+    assert not hasattr(newsdesk, "PROJECT_URL")
+    for contact in (LOCAL_CONTACT, "ops@example.org"):
+        assert "http" not in Settings(operator_contact=contact).user_agent
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("https://ops.example.org/newsdesk", True),
+        ("http://ops.example.org:8080/bot?x=1#contact", True),
+        ("newsdesk.ops+bot@mail.example.co.kr", True),
+        ("https://ops.example.org/a;b=c", True),
+        ("ops.example.org", False),  # no scheme
+        ("ftp://ops.example.org/", False),
+        ("https://localhost/", False),  # no domain a webmaster can reach
+        ("ops@localhost", False),
+        ("https://ops.example.org/a b", False),  # a space
+        ("https://ops.example.org/(bot)", False),  # would end the User-Agent's comment
+        ("https://ops.example.org/\\", False),
+        ("운영자@example.org", False),  # not ASCII: not a header value
+        ("https://ops.example.org/\nX-Evil: 1", False),
+        ("https://ops.example.org/" + "a" * 200, False),  # too long
+    ],
+)
+def test_a_contact_is_a_url_or_an_address_and_the_template_agrees(value, ok):
+    # the settings' check and the template's AllowedPattern accept and refuse the same values
+    assert (contact_problem(value) is None) is ok
+    parameter = _template()["Parameters"]["OperatorContact"]
+    assert (parameter["AllowedPattern"], parameter["MaxLength"]) == (
+        CONTACT_PATTERN,
+        MAX_CONTACT_LENGTH,
+    )
+    accepted = re.fullmatch(parameter["AllowedPattern"], value) is not None
+    assert (accepted and len(value) <= parameter["MaxLength"]) is ok
+
+
+@pytest.mark.parametrize("value", ["someone", "https://ops.example.org/(x)", "a b@example.org"])
+def test_a_contact_that_is_neither_is_refused_in_one_line(value):
+    with pytest.raises(SettingsError) as raised:
+        Settings.from_env({"OPERATOR_CONTACT": value})
+    message = str(raised.value)
+    assert message.startswith("OPERATOR_CONTACT: not a URL or an e-mail address")
+    assert "\n" not in message
+
+
+def test_fetch_user_agent_is_retired_with_a_pointer_to_what_replaced_it():
+    with pytest.raises(
+        SettingsError, match=r"FETCH_USER_AGENT is no longer read.*OPERATOR_CONTACT"
+    ):
+        Settings.from_env({"FETCH_USER_AGENT": "Mozilla/5.0 (X11)"})
+
+
+def test_a_deploy_without_a_contact_is_refused():
+    # GIVEN the template: the parameter has no default, a pattern and a one-line reason
+    template = _template()
+    parameter = template["Parameters"]["OperatorContact"]
+    assert "Default" not in parameter
+    assert "\n" not in parameter["ConstraintDescription"]
+    # and it reaches every function that sends a request
+    for name in ("WorkerFunction", "ExtractorFunction"):
+        variables = template["Resources"][name]["Properties"]["Environment"]["Variables"]
+        assert variables["OPERATOR_CONTACT"] == {"Ref": "OperatorContact"}, name
+    # WHEN such a function starts without it THEN it refuses in one line
+    worker = importlib.import_module("newsdesk_functions.collect.worker")
+    extract = importlib.import_module("newsdesk_functions.extract.app")
+    starts = (
+        lambda s: worker.worker_from(s),
+        lambda s: extract.extractor_from(s),
+    )
+    env = {"ARTICLE_QUEUE_URL": "https://sqs.example/q", "OPERATOR_CONTACT": ""}
+    for start in starts:
+        with pytest.raises(SettingsError) as raised:
+            start(Settings.from_env(env))
+        assert str(raised.value).startswith("OPERATOR_CONTACT is not set")
+        assert "\n" not in str(raised.value)
+
+
+def _template():
+    from infra.transform import TEMPLATE, load
+
+    return load(TEMPLATE)
 
 
 @pytest.mark.parametrize(
@@ -48,7 +176,7 @@ def test_the_user_agent_names_the_project_page_the_package_declares():
         ({"STATE_TABLE_NAME": "t"}, "state_table_name", "t"),
         ({"CLUSTER_METHOD": "centroid"}, "cluster_method", "centroid"),
         ({"CLUSTER_THRESHOLD": "0.6"}, "cluster_threshold", 0.6),
-        ({"FETCH_USER_AGENT": "Mozilla/5.0 (X11)"}, "user_agent", "Mozilla/5.0 (X11)"),
+        ({"OPERATOR_CONTACT": "ops@example.org"}, "operator_contact", "ops@example.org"),
     ],
 )
 def test_variables_are_parsed(env, attribute, expected):
@@ -69,6 +197,7 @@ def test_variables_are_parsed(env, attribute, expected):
         ({"CLUSTER_THRESHOLD": "1.5"}, "CLUSTER_THRESHOLD"),
         ({"CLUSTER_METHOD": "kmeans"}, "CLUSTER_METHOD"),
         ({"FETCH_USER_AGENT": "뉴스데스크/1.0"}, "FETCH_USER_AGENT"),
+        ({"OPERATOR_CONTACT": "뉴스데스크"}, "OPERATOR_CONTACT"),
     ],
 )
 def test_bad_values_name_the_variable(env, named):

@@ -4,7 +4,13 @@ from pathlib import Path
 import pytest
 
 from newsdesk.core.errors import SourcesError
-from newsdesk.core.sources import Feed, group_by_outlet, load_sources, parse_sources
+from newsdesk.core.sources import (
+    Feed,
+    group_by_outlet,
+    load_sources,
+    parse_sources,
+    wire_agencies,
+)
 from newsdesk_local.cli import main
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "sources.md"
@@ -33,6 +39,55 @@ def test_every_bundled_feed_is_documented_with_its_outlet():
             # the whole URL, not a prefix of a longer one (?cate=1 must not match ?cate=13)
             pattern = re.escape(feed.url) + r"(?![\w/?=&%.-]*[\w/=&%-])"
             assert re.search(pattern, sections[outlet.name]), feed.url
+
+
+def _cited_keys() -> set[str]:
+    """The keys of docs/sources.md's "Sources cited" tables (the feeds' and the terms')."""
+    docs = DOCS.read_text(encoding="utf-8")
+    cited = docs.split("## Sources cited", 1)[1].split("## Terms and extract", 1)[0]
+    return set(re.findall(r"^\| ([a-z][a-z0-9#-]*) \|", cited, re.MULTILINE))
+
+
+def test_every_bundled_feed_is_cited_and_its_row_says_so():
+    # each feed names the public material behind it (sources.yaml's cited), docs/sources.md's
+    # outlet table gives the same citations, and a feed with one source is marked so
+    docs = DOCS.read_text(encoding="utf-8")
+    keys = _cited_keys()
+    rows = dict(re.findall(r"^\| (https://\S+) \| [^|]+ \| ([^|]+) \|$", docs, re.MULTILINE))
+    for feed in load_sources():
+        assert feed.cited, feed.url
+        assert {c.split(" ")[0] for c in feed.cited} <= keys, feed.url
+        row = rows[feed.url]
+        assert row.removesuffix(" — **single source**").split(", ") == list(feed.cited), feed.url
+        assert row.endswith("**single source**") == (len(feed.cited) == 1), feed.url
+
+
+def test_every_bundled_outlets_terms_are_cited_and_set_its_extract():
+    # terms name their material by the keys of "Sources cited"; an outlet with terms found has
+    # its pages not fetched, and "Terms and extract" lists every outlet once, as the file sets it
+    docs = DOCS.read_text(encoding="utf-8")
+    table = docs.split("## Terms and extract", 1)[1].split("## Outlets and feeds", 1)[0]
+    listed = {
+        name.strip(): extract
+        for names, extract in re.findall(r"^\| ([^|]+) \| [^|]+ \| (true|false)", table, re.M)
+        for name in names.split(",")
+    }
+    keys = _cited_keys()
+    outlets = group_by_outlet(load_sources())
+    assert set(listed) == {o.name for o in outlets}
+    for outlet in outlets:
+        feed = outlet.feeds[0]
+        assert listed[outlet.name] == str(feed.extract).lower(), outlet.name
+        if feed.terms is not None:
+            assert feed.extract is False, outlet.name
+            # "(KEY)" or "(KEY YYYY-MM-DD)"
+            named = set(re.findall(r"\(([a-z][a-z0-9#-]*)(?: \d{4}-\d{2}-\d{2})?\)", feed.terms))
+            assert named, outlet.name
+            assert named <= keys, outlet.name
+
+
+def test_the_news_agencies_are_marked():
+    assert wire_agencies(load_sources()) == {"연합뉴스", "뉴시스"}
 
 
 def test_group_keeps_outlet_and_feed_order():
@@ -74,10 +129,72 @@ def test_an_outlet_may_turn_extraction_off_or_set_its_minimum():
     ]
 
 
+def test_an_outlet_may_be_a_news_agency_with_its_terms_and_each_feed_its_citations():
+    feeds = parse_sources(
+        "- {source: A, url: 'https://a.test/1', category: 정치, wire: true,\n"
+        "   terms: &a-terms 'RSS: personal use  only (a-terms 2026-01-02)',\n"
+        "   cited: [knews 2022-07-30, 'kite#206 2025-10-01']}\n"
+        "- {source: A, url: 'https://a.test/2', category: 경제, wire: true, terms: *a-terms}\n"
+        "- {source: B, url: 'https://b.test/1', category: 정치}\n"
+    )
+    assert [(f.wire, f.terms, f.cited) for f in feeds] == [
+        (
+            True,
+            "RSS: personal use only (a-terms 2026-01-02)",
+            ("knews 2022-07-30", "kite#206 2025-10-01"),
+        ),
+        (True, "RSS: personal use only (a-terms 2026-01-02)", ()),
+        (False, None, ()),
+    ]
+    assert wire_agencies(feeds) == {"A"}
+
+
+def test_a_file_without_the_new_fields_reads_as_before():
+    # an earlier release's file: no outlet is an agency, no terms or citations
+    (feed,) = parse_sources(GOOD)
+    assert (feed.wire, feed.terms, feed.cited) == (False, None, ())
+    assert feed == Feed("A", "https://a.test/1", "정치")
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         ("", "non-empty list"),
+        (
+            GOOD + "- {source: A, url: 'https://a.test/2', category: 경제, wire: yes please}\n",
+            "entry 2: field 'wire': expected true or false",
+        ),
+        (
+            "- {source: A, url: 'https://a.test/1', category: 정치, wire: true}\n"
+            "- {source: A, url: 'https://a.test/2', category: 경제}\n",
+            "entry 2: field 'wire': False differs from entry 1's True",
+        ),
+        (
+            GOOD + "- {source: A, url: 'https://a.test/2', category: 경제, terms: ''}\n",
+            "entry 2: field 'terms': expected a non-empty string",
+        ),
+        (
+            "- {source: A, url: 'https://a.test/1', category: 정치, terms: x}\n"
+            "- {source: A, url: 'https://a.test/2', category: 경제, terms: y}\n",
+            "entry 2: field 'terms': 'y' differs from entry 1's 'x'",
+        ),
+        (
+            GOOD + "- {source: A, url: 'https://a.test/2', category: 경제, cited: knews}\n",
+            "entry 2: field 'cited': expected a list",
+        ),
+        (
+            GOOD + "- {source: A, url: 'https://a.test/2', category: 경제, cited: []}\n",
+            "entry 2: field 'cited': expected a list",
+        ),
+        (
+            GOOD + "- {source: A, url: 'https://a.test/2', category: 경제, cited: [knews]}\n",
+            "entry 2: field 'cited': 'knews' is not 'KEY YYYY-MM-DD'",
+        ),
+        (
+            GOOD
+            + "- {source: A, url: 'https://a.test/2', category: 경제, cited: [knews 2022-13-01]}\n",
+            "entry 2: field 'cited': 'knews 2022-13-01' is not",
+        ),
         (
             GOOD + "- {source: A, url: 'https://a.test/2', category: 경제, extract: no}\n",
             "entry 2: field 'extract': .* differs from entry 1's True",

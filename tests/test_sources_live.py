@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from newsdesk.core.settings import USER_AGENT
+from newsdesk.core.settings import LOCAL_CONTACT, user_agent_for
 from newsdesk_local.cli import main
-from tests.conftest import feed_bytes
+from tests.conftest import CONTACT, USER_AGENT, feed_bytes
 
 BROWSER = "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0"
 
@@ -72,6 +72,18 @@ def test_each_feed_is_asked_once_with_its_own_user_agent(sources, feed_server, c
     assert sent["/a/moved"] == sent["/a/atom.xml"] == [BROWSER]  # the redirect's too
     assert sent["/a/good.xml"] == sent["/b/economy.xml"] == sent["/c/gone.xml"] == [USER_AGENT]
     assert sum(feed_server.requests.values()) == 7  # six feeds, one redirect
+    # the operator's address goes with every request, a browser's User-Agent's too
+    sent_from = {h["From"] for h_ in feed_server.request_headers.values() for h in h_}
+    assert sent_from == {CONTACT}
+
+
+def test_a_live_check_without_a_contact_says_it_is_a_local_run(sources, feed_server, capsys):
+    env = {k: v for k, v in os.environ.items() if k != "OPERATOR_CONTACT"}
+    main(["sources", "check", str(sources), "--live"], env)
+    (headers,) = feed_server.request_headers["/a/good.xml"]
+    assert headers["User-Agent"] == user_agent_for(LOCAL_CONTACT)
+    assert "local run, no operator contact" in headers["User-Agent"]
+    assert "From" not in headers
 
 
 def test_json_gives_every_feed_and_the_totals(sources, feed_server, capsys):

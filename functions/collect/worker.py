@@ -27,7 +27,7 @@ from newsdesk.core.errors import NewsdeskError
 from newsdesk.core.messages import OutletMessage
 from newsdesk.core.settings import Settings
 from newsdesk.core.times import utc_now
-from newsdesk.extract.extractor import relay
+from newsdesk.outbox.articles import relay
 from newsdesk.storage.articles import ArticleStore
 from newsdesk.storage.database import Database, database_from
 from newsdesk.storage.extractions import ExtractionStore
@@ -47,6 +47,7 @@ class Worker:
 
 
 def worker_from(settings: Settings, dynamodb: DynamoDBClient | None = None) -> Worker:
+    settings.require_operator_contact()  # every request names whom to ask
     database = database_from(settings)
     collector = OutletCollector(
         CollectPolicy.from_settings(settings),

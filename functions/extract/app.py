@@ -29,8 +29,10 @@ from newsdesk.aws.state_table import StateTable
 from newsdesk.core.errors import MessageError, NewsdeskError, SettingsError
 from newsdesk.core.messages import ArticleMessage
 from newsdesk.core.settings import Settings
+from newsdesk.core.sources import load_sources, wire_agencies
 from newsdesk.core.times import utc_now
-from newsdesk.extract.extractor import ExtractPolicy, PageExtractor, relay
+from newsdesk.extract.extractor import ExtractPolicy, PageExtractor
+from newsdesk.outbox.articles import relay
 from newsdesk.storage.database import database_from
 from newsdesk.storage.extractions import ExtractionStore
 
@@ -62,7 +64,10 @@ class Extractor:
 def extractor_from(settings: Settings, dynamodb: DynamoDBClient | None = None) -> Extractor:
     if not settings.article_queue_url:
         raise SettingsError("ARTICLE_QUEUE_URL is not set")
-    store = ExtractionStore(database_from(settings))
+    settings.require_operator_contact()  # every request names whom to ask
+    # the news agencies of the sources the fan-out reads (its tie rule for originals)
+    wire = wire_agencies(load_sources(settings.sources_path))
+    store = ExtractionStore(database_from(settings), wire)
     policy = ExtractPolicy.from_settings(settings)
     pages = PageExtractor(
         policy,
@@ -134,10 +139,7 @@ def extract_record(record: SQSRecord, extractor: Extractor) -> dict[str, Any]:
         report.canonical_ignored is not None,
         report.host_breaker_tripped,
     )
-    logger.info(
-        "article extracted",
-        extra={k: v for k, v in report.as_dict().items() if v not in (None, "", False)},
-    )
+    logger.info("article extracted", extra=report.log_fields())
     return report.as_dict()
 
 

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.report import COOLING_DOWN, FETCHED, SUCCEEDED, totals
-from newsdesk.core.settings import Settings
-from newsdesk.core.sources import Outlet, group_by_outlet, load_sources
-from newsdesk.core.times import format_time, local_time, parse_time, utc_now
+from newsdesk.core.settings import LOCAL_CONTACT, Settings
+from newsdesk.core.sources import Outlet, group_by_outlet, load_sources, wire_agencies
+from newsdesk.core.times import format_time, local_time, parse_time, replay_time, utc_now
 
 if TYPE_CHECKING:
     from newsdesk_local.driver import RoundResult
@@ -46,6 +46,9 @@ PAGE_MAX_BYTES = 2 * 1024 * 1024  # an article page's cap (issue 14), below a fe
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     args = _parser().parse_args(argv)
     env = dict(os.environ if environ is None else environ)
+    if not env.get("OPERATOR_CONTACT", "").strip():
+        # a run on this machine: its requests say so (the functions refuse an unset contact)
+        env["OPERATOR_CONTACT"] = LOCAL_CONTACT
     out = _utf8(sys.stdout)
     try:
         code: int = args.run(args, env, out)
@@ -129,7 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     cluster.add_argument("--json", action="store_true", help="print one JSON object")
     cluster.add_argument(
         "--at",
-        type=_time,
+        type=_replay_time,
         help="cluster as if it were TIME: the window ends then, later articles unseen "
         "(ISO 8601, UTC if bare; for backfills and replays)",
     )
@@ -220,13 +223,20 @@ def _parser() -> argparse.ArgumentParser:
         "--bind",
         type=_ipv4,
         default="127.0.0.1",
-        help="the IPv4 address to listen on (default 127.0.0.1; Docker on Linux: 172.17.0.1)",
+        help="the IPv4 address to listen on: loopback (default 127.0.0.1) or the Docker "
+        "bridge's (Linux: 172.17.0.1); any other needs --expose-without-password",
     )
     stack.add_argument(
         "--aws-port", type=_port, default=4566, help="the AWS emulator's port (4566; 0: any)"
     )
     stack.add_argument(
         "--postgres-port", type=_port, default=55432, help="PostgreSQL's port (55432; 0: any)"
+    )
+    stack.add_argument(
+        "--expose-without-password",
+        action="store_true",
+        help="allow a --bind other than loopback and the Docker bridge (0.0.0.0 included): "
+        "the stack has no password, whoever reaches the address has its database",
     )
     stack.set_defaults(run=_stack)
     return parser
@@ -251,7 +261,9 @@ def _port(value: str) -> int:
 def _stack(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk_local.stack import run_stack
 
-    return run_stack(env, args.bind, args.aws_port, args.postgres_port, out)
+    return run_stack(
+        env, args.bind, args.aws_port, args.postgres_port, out, args.expose_without_password
+    )
 
 
 def _time(value: str) -> datetime:
@@ -259,6 +271,14 @@ def _time(value: str) -> datetime:
         return parse_time(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {value!r}") from None
+
+
+def _replay_time(value: str) -> datetime:
+    """``--at``, checked as the cluster function checks its event's ``at``."""
+    try:
+        return replay_time(value, datetime.now(UTC))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{value} {e}") from None
 
 
 def _positive(value: str) -> int:
@@ -459,13 +479,13 @@ def _reparse(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
 
 
 def _cluster(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
-    from newsdesk_local.driver import CLUSTER, invoke_function, scheduled_event
+    from newsdesk_local.driver import run_cluster, scheduled_event
 
     event = scheduled_event(args.at or datetime.now(UTC))
     if args.at is not None:
         event["at"] = format_time(args.at)
     with _runtime(env) as runtime:
-        run = invoke_function(runtime, CLUSTER, event)
+        run = run_cluster(runtime, event)
     if args.json:
         _dump(_cluster_json(run), out)
     else:
@@ -587,7 +607,7 @@ def _reextract(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> in
         function_env = runtime.function_env(EXTRACTOR)
         settings = Settings.from_env(function_env)
         database = runtime.database()
-        store = ExtractionStore(database)
+        store = ExtractionStore(database, wire_agencies(load_sources(settings.sources_path)))
         raw = RawStore(runtime.client("s3"), function_env["RAW_BUCKET"])
         states = StateTable(runtime.client("dynamodb"), settings.state_table_name)
         extractor = PageExtractor(ExtractPolicy.from_settings(settings), store, states, raw)
@@ -937,7 +957,7 @@ def _demo(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk.storage.issue_events import IssueEventStore
     from newsdesk.storage.issues import list_issues
     from newsdesk_local.demo import serve_demo_feeds, serve_second_round, write_sources
-    from newsdesk_local.driver import CLUSTER, invoke_function, run_collect_round, scheduled_event
+    from newsdesk_local.driver import run_cluster, run_collect_round, scheduled_event
     from newsdesk_local.feedserver import FeedServer
 
     data_dir = Settings.from_env(env).data_dir / "demo"
@@ -962,11 +982,11 @@ def _demo(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
             print(f"Serving demo feeds at {server.base_url}; data in {data_dir}", file=out)
         with _runtime(demo_env) as runtime:
             result = run_collect_round(runtime, 4, outlets)
-            run = invoke_function(runtime, CLUSTER, scheduled_event(datetime.now(UTC)))
+            run = run_cluster(runtime, scheduled_event(datetime.now(UTC)))
             # a round later: one feed has an update of a story that is an issue now
             serve_second_round(server)
             second = run_collect_round(runtime, 4, outlets)
-            second_run = invoke_function(runtime, CLUSTER, scheduled_event(datetime.now(UTC)))
+            second_run = run_cluster(runtime, scheduled_event(datetime.now(UTC)))
             database = runtime.database()
             issues = list_issues(database)
             events = IssueEventStore(database).events()

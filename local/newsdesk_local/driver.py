@@ -279,6 +279,53 @@ def invoke_function(
         return pool.invoke(event).result()
 
 
+def run_cluster(services: LocalServices, event: dict[str, Any]) -> dict[str, Any]:
+    """A clustering run as AWS makes it (issue 24): the cluster function's invocation with
+    ``event`` (a schedule's, or a replay's with ``at``), which sends one message per category
+    to its queue, then that queue drained by its event source mapping; the categories' runs
+    summed into one answer, as a run over every category gives."""
+    first = invoke_function(services, CLUSTER, event)
+    if "categories_sent" not in first:  # no queue: the invocation clustered every category
+        return first
+    runs: list[dict[str, Any]] = []
+    failed: list[str] = []
+    sources = services.infrastructure.functions[CLUSTER].event_sources
+    with pool_of(services, CLUSTER) as pool:
+        for source in sources:
+            for delivery in drain(services, source, pool):
+                if isinstance(delivery.response, dict):
+                    runs += delivery.response.get("runs", [])
+                failed += [
+                    delivery.error or f"record failed, see {services.log_path}"
+                    for _ in delivery.kept(source.partial_failures)
+                ]
+    return merge_runs(runs) | {"categories_failed": failed}
+
+
+SUMMED = (
+    "issues_created",
+    "issues_updated",
+    "issues_closed",
+    "articles_clustered",
+    "articles_joined",
+    "articles_left_single",
+    "copies_attached",
+    "events_published",
+    "events_failed",
+)
+LISTED = ("issues", "updated", "closed", "categories_done", "categories_locked_out")
+
+
+def merge_runs(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The categories' runs as one run's answer."""
+    merged: dict[str, Any] = {key: sum(run.get(key, 0) for run in runs) for key in SUMMED}
+    for key in LISTED:
+        merged[key] = [item for run in runs for item in run.get(key, [])]
+    merged["closed"] = sorted(merged["closed"])
+    merged["locked_out"] = bool(merged["categories_locked_out"]) and not merged["categories_done"]
+    return merged
+
+
 def _outcomes(
     deliveries: list[tuple[EventSource, Delivery]], services: LocalServices
 ) -> tuple[list[OutletReport], list[FailedMessage]]:

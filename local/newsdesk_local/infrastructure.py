@@ -14,12 +14,20 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
+from newsdesk.core.errors import ConfigError
+
 STACK_NAME = "newsdesk"
+# a clone's folders (the local package is installed from one, editable) and what `make`
+# installed for the functions into this environment (infra/artifacts.py)
+REPOSITORY = Path(__file__).resolve().parents[2]
+LAMBDA_ROOT = Path(sys.prefix) / "lambda"
 REGION = "ap-northeast-2"
 ACCOUNT = "123456789012"
 QUEUE_ATTRIBUTES = (
@@ -85,13 +93,39 @@ class EventSource:
 
 
 @dataclass(frozen=True)
+class Artifact:
+    """What a function's container imports from, as Lambda lays it out: the handler as Lambda
+    names it, our folders (its code, its layers' content; relative to the repository) and the
+    installed locks (its layers', the runtime's; relative to ``<venv>/lambda``)."""
+
+    handler: str
+    image: bool
+    sources: tuple[str, ...]
+    installed: tuple[str, ...]
+
+    def path(self) -> list[str]:
+        """The container's import path; a ConfigError if the installed folders are missing."""
+        missing = [name for name in self.installed if not (LAMBDA_ROOT / name).is_dir()]
+        if missing:
+            raise ConfigError(
+                f"the functions' packages are not installed in {LAMBDA_ROOT} "
+                f"({missing[0]} is missing): run make"
+            )
+        return [
+            *(str(REPOSITORY / name) for name in self.sources),
+            *(str(LAMBDA_ROOT / name) for name in self.installed),
+        ]
+
+
+@dataclass(frozen=True)
 class Function:
     logical_id: str
-    module: str  # the handler's module; its lambda_handler is the entry point
+    module: str  # the handler's module as the package installs it (for in-process tests)
     timeout_seconds: int
     memory_mb: int
     variables: dict[str, Any]  # as the template writes them; see Infrastructure.environment
     event_sources: tuple[EventSource, ...]
+    artifact: Artifact
 
     @property
     def name(self) -> str:
@@ -102,6 +136,7 @@ class Infrastructure:
     def __init__(self, document: dict[str, Any]) -> None:
         self._parameters: dict[str, Any] = document["parameters"]
         self._resources: dict[str, Any] = document["resources"]
+        self._artifacts: dict[str, Any] = document.get("artifacts", {})
         self.queues = [
             self._queue(name, r["Properties"])
             for name, r in self._resources.items()
@@ -262,6 +297,7 @@ class Infrastructure:
             )
             for event in spec["SqsEvents"]
         )
+        artifact = self._artifacts[logical_id]
         return Function(
             logical_id,
             spec["Module"],
@@ -269,6 +305,12 @@ class Infrastructure:
             int(spec["MemorySize"]),
             spec["Variables"],
             sources,
+            Artifact(
+                artifact["Handler"],
+                artifact["Image"],
+                tuple(artifact["Sources"]),
+                tuple(artifact["Installed"]),
+            ),
         )
 
 

@@ -11,16 +11,22 @@ every command; the AWS port also accepts the CloudFormation response a custom re
 A container reaches this machine as ``host.docker.internal``: Docker Desktop (macOS, Windows)
 resolves it, and forwards it to services on 127.0.0.1; Docker Engine on Linux resolves it with
 ``--add-host host.docker.internal:host-gateway``, which is the bridge's address (172.17.0.1 by
-default), so there the stack must listen on that address (or 0.0.0.0, which is every network
-this machine is on: PostgreSQL here trusts whoever connects).
+default, or docker0's), so there the stack must listen on that address.
+
+The stack has no password: PostgreSQL here trusts whoever connects and moto takes any
+credentials. So ``--bind`` takes a loopback address or the Docker bridge's, and any other
+(0.0.0.0, every network this machine is on, included) only with ``--expose-without-password``,
+which says so (``check_bind``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import selectors
 import socket
+import struct
 import sys
 import threading
 from pathlib import Path
@@ -29,7 +35,7 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from newsdesk.core.errors import ConfigError, InfrastructureError
-from newsdesk.core.settings import Settings
+from newsdesk.core.settings import LOCAL_CONTACT, Settings
 from newsdesk_local.infrastructure import REGION, Infrastructure
 from newsdesk_local.services import RESPONSE_PATH, LocalServices, client_host, listen
 
@@ -41,13 +47,49 @@ ENV_FILE = "env.json"  # under NEWSDESK_DATA_DIR
 SERVICE_VARIABLES = ("AWS_ENDPOINT_URL", "DATABASE_URL")
 # events/ carry fixed times: a message scheduled then is not dropped as stale (ten years).
 EVENT_FILE_SETTINGS = {"MESSAGE_MAX_AGE_SECONDS": "315360000"}
+DOCKER_BRIDGE = "172.17.0.1"  # Docker Engine's default bridge gateway
+EXPOSE_FLAG = "--expose-without-password"
+_SIOCGIFADDR = 0x8915  # Linux: an interface's IPv4 address
+
+
+def bridge_addresses() -> set[str]:
+    """The Docker bridge's addresses on this machine: the default's, and docker0's own."""
+    found = {DOCKER_BRIDGE}
+    if sys.platform != "linux":  # Docker Desktop forwards host.docker.internal to loopback
+        return found
+    import fcntl
+
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        answer = fcntl.ioctl(s.fileno(), _SIOCGIFADDR, struct.pack("256s", b"docker0"))
+        found.add(socket.inet_ntoa(answer[20:24]))
+    return found
+
+
+def check_bind(address: str, expose_without_password: bool = False) -> None:
+    """A ConfigError unless ``address`` is loopback or the Docker bridge's, or the caller
+    said the stack may be reached without a password from wherever ``address`` is."""
+    if expose_without_password or ipaddress.ip_address(address).is_loopback:
+        return
+    if address in bridge_addresses():
+        return
+    raise ConfigError(
+        f"--bind {address}: the stack has no password (PostgreSQL trusts whoever connects, "
+        f"moto takes any credentials); bind to 127.0.0.1 or the Docker bridge "
+        f"({', '.join(sorted(bridge_addresses()))}), or add {EXPOSE_FLAG} to expose it anyway"
+    )
 
 
 def run_stack(
-    env: dict[str, str], bind: str, aws_port: int, postgres_port: int, out: TextIO
+    env: dict[str, str],
+    bind: str,
+    aws_port: int,
+    postgres_port: int,
+    out: TextIO,
+    expose_without_password: bool = False,
 ) -> int:
     """Start the stack, say how to use it, and serve until interrupted (KeyboardInterrupt
     leaves through here, the state saved on the way)."""
+    check_bind(bind, expose_without_password)
     settings = Settings.from_env(env)
     for name in SERVICE_VARIABLES:
         if env.get(name, "").strip():
@@ -60,7 +102,8 @@ def run_stack(
         assert moto is not None  # embedded: AWS_ENDPOINT_URL is not set
         aws_url = f"http://{CONTAINER_HOST}:{urlsplit(services.endpoint).port}"
         database_url = postgres.url(CONTAINER_HOST)
-        document = env_json(services.infrastructure, services, aws_url, database_url)
+        contact = settings.operator_contact or LOCAL_CONTACT
+        document = env_json(services.infrastructure, services, aws_url, database_url, contact)
         env_path = settings.data_dir / ENV_FILE
         env_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
         _print_stack(services, postgres, bind, env_path, document, out)
@@ -70,16 +113,25 @@ def run_stack(
 
 
 def env_json(
-    infrastructure: Infrastructure, services: LocalServices, aws_url: str, database_url: str
+    infrastructure: Infrastructure,
+    services: LocalServices,
+    aws_url: str,
+    database_url: str,
+    contact: str = LOCAL_CONTACT,
 ) -> dict[str, Any]:
     """The overrides a container needs, in SAM CLI's --env-vars format: the services'
-    addresses for every function that declares them, and per function the names and URLs of
+    addresses and OPERATOR_CONTACT (the template's parameter has no default; locally a local
+    run's) for every function that declares them, and per function the names and URLs of
     the emulated resources it uses (the template's references, which SAM CLI resolves to
     logical ids or nothing; those the local runtime does not emulate, empty) and the settings
     events/ need."""
     functions = infrastructure.functions.values()
     declared = {name for function in functions for name in function.variables}
-    services_env = {"AWS_ENDPOINT_URL": aws_url, "DATABASE_URL": database_url}
+    services_env = {
+        "AWS_ENDPOINT_URL": aws_url,
+        "DATABASE_URL": database_url,
+        "OPERATOR_CONTACT": contact,
+    }
     document: dict[str, Any] = {
         "Parameters": {k: v for k, v in services_env.items() if k in declared}
     }
@@ -203,7 +255,7 @@ def _print_stack(
     if sys.platform == "linux" and bind.startswith("127."):
         lines.append(
             f"On Linux a container reaches this machine at the Docker bridge, not {bind}: "
-            "start the stack with --bind 172.17.0.1 (docker0's address) or --bind 0.0.0.0"
+            f"start the stack with --bind {DOCKER_BRIDGE} (docker0's address)"
         )
     lines.append("Ready; Ctrl-C stops the stack, keeping its state.")
     print("\n".join(lines), file=out, flush=True)

@@ -24,6 +24,8 @@ FUNNEL = {
     "ArticlesTooOld": "too_old",
     "EntriesUndated": "undated",
     "EntriesWithReplacementChar": "with_replacement_char",
+    "EntriesTruncated": "truncated",
+    "EntriesUnstorable": "unstorable",
     "ArticlesPhotoFiltered": "photo_filtered",
     "DuplicatesInMessage": "duplicate_in_message",
     "DuplicatesByUrl": "duplicate_url",
@@ -86,6 +88,7 @@ EXTRACT_REASONS = (
     ("extract_error", "robots_disallowed"),
     ("extract_error", "not_html"),
     ("extract_error", "too_large"),
+    ("extract_error", "unstorable"),
 )
 COPY_REASONS = (
     "duplicate_by_canonical_url",

@@ -4,6 +4,11 @@ kept in S3 so that a round that stored nothing can be explained and its bodies p
 Keys: ``<outlet>/<feed hash>/<YYYY-MM-DD>/<body sha-256>.xml.gz`` — an unchanged body is stored
 once a day, however often it is fetched. Article pages (the extraction stage) under
 ``pages/<YYYY-MM-DD>/<article id>-r<revision>.html.gz``, read back by `newsdesk reextract`.
+
+The metadata is bounded: S3 refuses an object whose user metadata passes 2 KB (moto does
+not), so a kept header is cut to ``HEADER_MAX_CHARS`` and a final URL that would pass the
+limit is cut to what fits (``final-url-cut`` says so): a server's 3 kB ETag or a redirect to a
+3 kB URL must not make the body unstorable, and its feed or page fail every round.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ KEPT_HEADERS = (
     "Content-Language",
 )
 PAGES = "pages/"
+METADATA_MAX_BYTES = 2048  # S3's bound on user metadata: its keys and values, in UTF-8
+HEADER_MAX_CHARS = 256  # of a kept header's value, before quoting
 
 
 def feed_prefix(feed: Feed) -> str:
@@ -116,7 +123,8 @@ class RawStore:
         for name in KEPT_HEADERS:
             value = fetched.headers.get(name)
             if value:
-                metadata[f"h-{name.lower()}"] = quote(value, safe="")
+                metadata[f"h-{name.lower()}"] = quote(value[:HEADER_MAX_CHARS], safe="")
+        metadata = _within_bound(metadata)
         try:
             self._client.put_object(
                 Bucket=self._bucket,
@@ -152,6 +160,19 @@ class RawStore:
         meta = {k: unquote(v) for k, v in response["Metadata"].items()}
         feed = Feed(meta["source"], meta["feed-url"], meta["category"])
         return _body(key, feed, meta, gzip.decompress(response["Body"].read()))
+
+
+def _within_bound(metadata: dict[str, str]) -> dict[str, str]:
+    """``metadata`` (all ASCII: quoted) within ``METADATA_MAX_BYTES``, its final URL cut to
+    what fits when it is what passes the bound, at an escape's boundary."""
+    size = sum(len(k) + len(v) for k, v in metadata.items())
+    if size <= METADATA_MAX_BYTES:
+        return metadata
+    flag = ("final-url-cut", "true")
+    room = METADATA_MAX_BYTES - (size - len(metadata["final-url"])) - sum(map(len, flag))
+    cut = metadata["final-url"][: max(room, 0)]
+    cut = cut[: cut.rfind("%")] if "%" in cut[-2:] else cut  # no half of an escape
+    return {**metadata, "final-url": cut, flag[0]: flag[1]}
 
 
 def _body(key: str, feed: Feed, meta: dict[str, str], content: bytes) -> RawBody:

@@ -18,29 +18,28 @@ a running sum and squared norm per group.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
 
+from newsdesk.cluster.headline import strip_tags as strip_tags  # its home before issue 24
 from newsdesk.cluster.methods import Assignment, Group, Standing
-from newsdesk.cluster.vectors import centroid_vectors, representative, similar_pairs
+from newsdesk.cluster.vectors import (
+    centroid_vectors,
+    pruned_neighbours,
+    representative,
+    similar_pairs,
+)
 
 WINDOW_SECONDS = 12 * 3600
 # A group is a candidate for a headline when one of its members is at least this similar to
 # it; below the join threshold (0.30), so that a centroid a little closer than every member
 # is still found.
 CANDIDATE_SIMILARITY = 0.2
-
-_TAG = r"[\[\(<【〈《][^\]\)>】〉》]{1,12}[\]\)>】〉》]"
-_LEADING_TAGS = re.compile(rf"^\s*(?:{_TAG}\s*)+")
-_TRAILING_TAGS = re.compile(rf"(?:\s*{_TAG})+\s*$")
-
-
-def strip_tags(title: str) -> str:
-    """``[속보] 기준금리 동결(종합2보)`` → ``기준금리 동결``; a title that is only tags stays."""
-    stripped = _TRAILING_TAGS.sub("", _LEADING_TAGS.sub("", title)).strip()
-    return stripped or title.strip()
+# The headline method (issue 24): a title joins a group only if its mean similarity to the
+# members is at least this, so that a big group's centroid, which leans toward the words all
+# its members share, does not draw titles that share only those.
+HEADLINE_MEAN_FLOOR = 0.2
 
 
 def centroid_groups(
@@ -52,6 +51,7 @@ def centroid_groups(
     standing: Standing | None = None,
     idle_seconds: float = WINDOW_SECONDS,
     analyser: str = "char",
+    mean_floor: float = 0.0,
 ) -> Assignment:
     """New groups of at least ``min_size``, in the order they were started, and the free
     titles that join the open issues of ``standing``.
@@ -60,11 +60,17 @@ def centroid_groups(
     whatever their similarity, so the pass builds each issue's centroid as the runs before it
     did; a free title may then join it like any group while the issue is open (a closed
     issue's group takes no one). A re-run over the same window makes every choice it made
-    before: it creates and changes nothing.
+    before: it creates and changes nothing. ``mean_floor``: a title joins only a group whose
+    members it is at least this similar to on average (the ``headline`` method's guard
+    against a big group's centroid).
     """
     n = len(titles)
-    vectors = centroid_vectors([strip_tags(t) for t in titles], analyser)
-    indptr, indices = similar_pairs(vectors, CANDIDATE_SIMILARITY)
+    if analyser == "headline":  # its own normal form strips the tags
+        vectors = centroid_vectors(titles, analyser)
+        indptr, indices, _ = pruned_neighbours(vectors, CANDIDATE_SIMILARITY)
+    else:
+        vectors = centroid_vectors([strip_tags(t) for t in titles], analyser)
+        indptr, indices = similar_pairs(vectors, CANDIDATE_SIMILARITY)
     issue_of = np.full(n, -1) if standing is None else np.asarray(standing.issue_of)
     open_issues = {} if standing is None else standing.open
     group_of = np.full(n, -1, dtype=np.int64)
@@ -97,7 +103,7 @@ def centroid_groups(
                 and not groups[g].closed
                 and (times is None or now - groups[g].last_seen <= idle_seconds)
             ]
-            best, dot = _nearest(row, candidates, groups, threshold)
+            best, dot = _nearest(row, candidates, groups, threshold, mean_floor)
             if best < 0:
                 best = len(groups)
                 groups.append(_Group())
@@ -143,15 +149,22 @@ class _Group:
 
 
 def _nearest(
-    row: list[tuple[int, float]], candidates: list[int], groups: list[_Group], threshold: float
+    row: list[tuple[int, float]],
+    candidates: list[int],
+    groups: list[_Group],
+    threshold: float,
+    mean_floor: float = 0.0,
 ) -> tuple[int, float]:
-    """The candidate group whose centroid is most similar to ``row`` (at least ``threshold``),
-    with ``row · Σ members``; (-1, 0) when there is none."""
+    """The candidate group whose centroid is most similar to ``row`` (at least ``threshold``,
+    and ``row``'s mean similarity to its members at least ``mean_floor``), with ``row · Σ
+    members``; (-1, 0) when there is none."""
     best, best_similarity, best_dot = -1, threshold, 0.0
     for candidate in candidates:
         group = groups[candidate]
         dot = group.dot(row)
         similarity = dot / group.norm2**0.5 if group.norm2 > 0 else 0.0
+        if dot < mean_floor * len(group.members):
+            continue
         if similarity >= best_similarity and (best < 0 or similarity > best_similarity):
             best, best_similarity, best_dot = candidate, similarity, dot
     return best, best_dot

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from newsdesk.cluster.centroid import WINDOW_SECONDS, centroid_groups
+from newsdesk.cluster.centroid import HEADLINE_MEAN_FLOOR, WINDOW_SECONDS, centroid_groups
 from newsdesk.cluster.methods import Assignment, Group, Standing, check_method
 from newsdesk.cluster.seed import seed_groups
 
@@ -61,4 +61,16 @@ def assign(
         return Assignment([])
     if method == "centroid":
         return centroid_groups(titles, threshold, min_size, is_taken, times, standing, idle_seconds)
+    if method == "headline":
+        return centroid_groups(
+            titles,
+            threshold,
+            min_size,
+            is_taken,
+            times,
+            standing,
+            idle_seconds,
+            analyser="headline",
+            mean_floor=HEADLINE_MEAN_FLOOR,
+        )
     return seed_groups(titles, threshold, min_size, is_taken, standing)

@@ -5,13 +5,15 @@ after ``ISSUE_IDLE_HOURS`` without a new article) is stored with its event in it
 transaction, and the events are then published (``newsdesk.cluster.events``).
 
 Articles already in an issue stay in the window's vectors (so a re-run sees the same IDF and
-makes every choice it made before: it creates and changes nothing). A PostgreSQL advisory
-lock lets one run at a time work; another exits at once.
+makes every choice it made before: it creates and changes nothing). Categories are clustered
+apart, each under a PostgreSQL advisory lock of its own (issue 24): a run that finds a
+category's lock held leaves that category to the run holding it. The cluster function runs one
+category an invocation, from its queue (functions/cluster/app.py); a run over every category
+in turn makes the same issues, versions and events.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -27,6 +29,7 @@ from newsdesk.storage.database import Database
 from newsdesk.storage.issues import (
     WindowArticle,
     attach_copies,
+    categories,
     close_idle,
     clustering_lock,
     create_issue,
@@ -94,7 +97,9 @@ class ClusterRun:
     closed: list[int] = field(default_factory=list)
     articles_considered: int = 0
     copies_attached: int = 0
-    locked_out: bool = False
+    locked_out: bool = False  # every category asked for was held by another run
+    categories_done: list[str] = field(default_factory=list)
+    categories_locked_out: list[str] = field(default_factory=list)
     events_published: int = 0
     events_failed: int = 0
 
@@ -121,6 +126,8 @@ class ClusterRun:
             "articles_left_single": self.articles_left_single,
             "copies_attached": self.copies_attached,
             "locked_out": self.locked_out,
+            "categories_done": self.categories_done,
+            "categories_locked_out": self.categories_locked_out,
             "events_published": self.events_published,
             "events_failed": self.events_failed,
             "issues": [issue.as_dict() for issue in self.issues],
@@ -138,7 +145,7 @@ class ClusterRun:
             "ArticlesJoined": self.articles_joined,
             "ArticlesLeftSingle": self.articles_left_single,
             "CopiesAttached": self.copies_attached,
-            "ClusterRunsLockedOut": int(self.locked_out),
+            "ClusterRunsLockedOut": len(self.categories_locked_out),
             "IssueEventsPublished": self.events_published,
             "IssueEventsFailed": self.events_failed,
         }
@@ -149,35 +156,33 @@ def run_clustering(
     policy: ClusterPolicy,
     clock: Callable[[], datetime] = utc_now,
     publish: Callable[[ClusterRun], None] | None = None,
+    category_ids: list[int] | None = None,
 ) -> ClusterRun:
-    """One run; ``publish`` (the event relay) runs while the lock is held, after the changes
-    are committed."""
+    """One run over ``category_ids`` (None: every category), one after another, each under its
+    lock: its window clustered, the copies of its issues' articles attached, its idle issues
+    closed. ``publish`` (the event relay) runs after the changes are committed."""
     run = ClusterRun()
-    with clustering_lock(database) as held:
-        if not held:
-            logger.info("another clustering run holds the lock; nothing to do")
-            run.locked_out = True
-            return run
-        now = clock()
-        wait = policy.pending_wait
-        # the window ends at the run's time: a replay (``clock`` in the past) sees no later
-        # article
-        articles = window(
-            database,
-            now - timedelta(hours=policy.window_hours),
-            pending_before=None if wait is None else now - wait,
-            copies=policy.copies_count,
-            until=now,
-        )
-        for _, group in itertools.groupby(articles, key=lambda a: a.category_id):
-            _cluster_category(database, list(group), policy, run, now)
-        run.copies_attached = attach_copies(database, until=now)
-        run.closed = close_idle(database, now - policy.idle, now)
-        if publish is not None:
-            publish(run)
+    now = clock()
+    known = dict(categories(database))
+    for category_id in known if category_ids is None else category_ids:
+        name = known.get(category_id, str(category_id))
+        with clustering_lock(database, category_id) as held:
+            if not held:
+                logger.info(
+                    "another clustering run holds the category; left to it",
+                    extra={"category": name},
+                )
+                run.categories_locked_out.append(name)
+                continue
+            _run_category(database, policy, run, now, category_id)
+            run.categories_done.append(name)
+    run.locked_out = bool(run.categories_locked_out) and not run.categories_done
+    if publish is not None:
+        publish(run)
     logger.info(
         "clustering run finished",
         extra={
+            "categories": run.categories_done,
             "issues_created": len(run.issues),
             "issues_updated": len(run.updated),
             "issues_closed": len(run.closed),
@@ -186,6 +191,25 @@ def run_clustering(
         },
     )
     return run
+
+
+def _run_category(
+    database: Database, policy: ClusterPolicy, run: ClusterRun, now: datetime, category_id: int
+) -> None:
+    wait = policy.pending_wait
+    # the window ends at the run's time: a replay (``clock`` in the past) sees no later article
+    articles = window(
+        database,
+        now - timedelta(hours=policy.window_hours),
+        pending_before=None if wait is None else now - wait,
+        copies=policy.copies_count,
+        until=now,
+        category_id=category_id,
+    )
+    if articles:
+        _cluster_category(database, articles, policy, run, now)
+    run.copies_attached += attach_copies(database, until=now, category_id=category_id)
+    run.closed += close_idle(database, now - policy.idle, now, category_id=category_id)
 
 
 def _cluster_category(

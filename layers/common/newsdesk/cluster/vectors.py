@@ -42,7 +42,7 @@ def char_vectors(titles: Sequence[str]) -> sp.csr_matrix:
         return _empty(len(titles))
 
 
-ANALYSERS = ("char", "morph", "char+morph")
+ANALYSERS = ("char", "morph", "char+morph", "headline")
 # "char+morph": the share of the morpheme block in a row's squared length, so that where both
 # blocks are non-zero the cosine is (1 - share) · char cosine + share · morpheme cosine.
 MORPH_SHARE = 0.5
@@ -52,11 +52,16 @@ def centroid_vectors(titles: Sequence[str], analyser: str = "char") -> sp.csr_ma
     """The centroid method's title vectors, rows of unit length (zero rows for blank titles):
     ``"char"``, character n-grams (``char_vectors``); ``"morph"``, TF-IDF over content
     morphemes (``newsdesk.cluster.korean``; Kiwi runs on the titles with Hangul only);
-    ``"char+morph"``, both side by side, weighted by ``MORPH_SHARE``, rows renormalised."""
+    ``"char+morph"``, both side by side, weighted by ``MORPH_SHARE``, rows renormalised;
+    ``"headline"``, the normal form and n-grams of ``newsdesk.cluster.headline`` (issue 24)."""
     if analyser == "char":
         return char_vectors(titles)
     if analyser == "morph":
         return morph_vectors(titles)
+    if analyser == "headline":
+        from newsdesk.cluster.headline import headline_vectors
+
+        return headline_vectors(titles)
     if analyser == "char+morph":
         blocks = [
             (1 - MORPH_SHARE) ** 0.5 * char_vectors(titles),
@@ -126,3 +131,48 @@ def representative(vectors: sp.csr_matrix, members: Sequence[int] | np.ndarray) 
     rows = vectors[list(members)]
     summed = np.asarray(rows @ np.asarray(rows.sum(axis=0)).ravel()).ravel()
     return int(members[int(np.argmax(summed))])
+
+
+# The pruned neighbour search leaves out of the product the n-grams that more than this share of
+# the window's titles have (and more than COMMON_MIN_TITLES of them), then adds their part back
+# for the pairs it found: two titles that share only such n-grams are never neighbours.
+COMMON_SHARE = 0.02
+COMMON_MIN_TITLES = 1000
+BLOCK_ROWS = 2048
+
+
+def pruned_neighbours(
+    vectors: sp.csr_matrix, floor: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's neighbours (itself left out) with similarity at least ``floor``, as CSR
+    ``indptr``, ``indices`` and the similarities, found without the n-grams common in the window
+    (``COMMON_SHARE``), then made exact."""
+    n = vectors.shape[0]
+    if n == 0 or vectors.nnz == 0:
+        return np.zeros(n + 1, dtype=np.int64), np.empty(0, np.int32), np.empty(0)
+    frequency = np.bincount(vectors.indices, minlength=vectors.shape[1])
+    common = frequency > max(COMMON_MIN_TITLES, COMMON_SHARE * n)
+    rare = vectors[:, np.flatnonzero(~common)].tocsr()
+    shared = vectors[:, np.flatnonzero(common)].tocsr() if common.any() else None
+    rare_t = rare.T.tocsr()
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    values: list[np.ndarray] = []
+    for start in range(0, n, BLOCK_ROWS):
+        stop = min(n, start + BLOCK_ROWS)
+        product = (rare[start:stop] @ rare_t).tocoo()
+        row = product.row.astype(np.int64) + start
+        col = product.col.astype(np.int64)
+        value = product.data
+        keep = row != col
+        row, col, value = row[keep], col[keep], value[keep]
+        if shared is not None:
+            value = value + np.asarray(shared[row].multiply(shared[col]).sum(axis=1)).ravel()
+        keep = value >= floor
+        rows.append(row[keep])
+        cols.append(col[keep].astype(np.int32))
+        values.append(value[keep])
+    row = np.concatenate(rows)
+    order = np.lexsort((np.concatenate(cols), row))
+    indptr = np.concatenate(([0], np.cumsum(np.bincount(row, minlength=n))))
+    return indptr, np.concatenate(cols)[order], np.concatenate(values)[order]

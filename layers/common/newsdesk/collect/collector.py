@@ -15,7 +15,7 @@ from aws_lambda_powertools import Logger
 
 from newsdesk.aws.raw import RawStore
 from newsdesk.aws.state_table import StateTable
-from newsdesk.collect.fetch import FetchPolicy, exception_chain, fetch
+from newsdesk.collect.fetch import FetchPolicy, exception_chain, fetch, loggable_url
 from newsdesk.collect.parse import ParsedFeed, fits_a_key, parse_feed
 from newsdesk.collect.photo import PhotoFilter
 from newsdesk.collect.response import (
@@ -375,6 +375,8 @@ _LOGGED_COUNTS = (
     "too_old",
     "undated",
     "with_replacement_char",
+    "truncated",
+    "unstorable",
 )
 
 
@@ -421,6 +423,7 @@ def store_entries(
         feed.source, feed.category, fresh, seen_at, entry_filter.outbox(feed), revise
     )
     report.new, report.revised = stored.inserted, stored.revised
+    report.truncated, report.unstorable = stored.truncated, stored.unstorable
     report.duplicate_url, report.duplicate_guid = stored.duplicate_url, stored.duplicate_guid
 
 
@@ -443,4 +446,4 @@ def _cache_floor(fetched: FetchResult) -> float:
 
 
 def _keys(feed: Feed) -> dict[str, str]:
-    return {"outlet": feed.source, "feed": feed.url, "category": feed.category}
+    return {"outlet": feed.source, "feed": loggable_url(feed.url), "category": feed.category}

@@ -22,3 +22,14 @@ class FetchResult:
     @property
     def content_type(self) -> str | None:
         return self.headers.get("Content-Type")
+
+    def header(self, name: str) -> str | None:
+        """A header's value, its name in any case."""
+        wanted = name.lower()
+        return next((v for k, v in self.headers.items() if k.lower() == wanted), None)
+
+    @property
+    def location(self) -> str | None:
+        """Where a redirect leads (a 3xx's Location, as sent); None for any other answer."""
+        redirect = 300 <= self.status < 400 and self.status != 304
+        return self.header("Location") if redirect else None

@@ -1,6 +1,7 @@
 """What the extractor keeps per host it fetches article pages from: when it last asked (the
-pacing), its breaker (as an outlet's: failed pages in a row open it, a cool-down doubling per
-trip, then a half-open probe), and its robots.txt, cached for ``ROBOTS_MAX_AGE``."""
+pacing), until when it asked not to be asked (a 429 or 503's Retry-After), its breaker (as an
+outlet's: failed pages in a row open it, a cool-down doubling per trip, then a half-open
+probe), and its robots.txt, cached for ``ROBOTS_MAX_AGE``."""
 
 from __future__ import annotations
 
@@ -31,9 +32,21 @@ class HostState:
     robots_txt: str | None = None
     robots_fetched_at: datetime | None = None
     pages_fetched: int = 0
+    # a 429 or 503 answer's Retry-After (a page's or robots.txt's): nothing is asked before it
+    retry_after_until: datetime | None = None
 
     def breaker_at(self, at: datetime) -> str:
         return self._outlet().breaker_at(at)
+
+    def held_until(self, at: datetime) -> datetime | None:
+        """When the host's Retry-After ends, while it has not."""
+        until = self.retry_after_until
+        return until if until is not None and until > at else None
+
+    def hold(self, until: datetime) -> None:
+        """The host said (Retry-After) not to ask before ``until``; a later one stands."""
+        if self.retry_after_until is None or until > self.retry_after_until:
+            self.retry_after_until = until
 
     def failing(self, at: datetime) -> bool:
         """A failure in a row not yet followed by a page, or a breaker not closed."""
@@ -61,6 +74,7 @@ class HostState:
         """A page (or robots.txt) came back: the failures forgotten, the breaker closed."""
         self.consecutive_failures = 0
         self.last_error = self.last_error_at = None
+        self.retry_after_until = None
         if self.breaker != BREAKER_CLOSED:
             self._apply(self._outlet(closed=True))
 

@@ -128,3 +128,32 @@ def page_host(url: str) -> str:
         return host.encode("idna").decode("ascii") if host else "-"
     except (ValueError, UnicodeError):
         return "-"
+
+
+@dataclass(frozen=True)
+class ClusterMessage:
+    """One category of one clustering run (SQS body, version 1, issue 24): ``{"version": 1,
+    "category_id", "category", "at": "…Z"}``; every category of a run has the run's ``at``."""
+
+    category_id: int
+    category: str
+    at: str
+
+    def to_json(self) -> str:
+        document = {
+            "version": 1,
+            "category_id": self.category_id,
+            "category": self.category,
+            "at": self.at,
+        }
+        return json.dumps(document, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, body: str) -> ClusterMessage:
+        try:
+            document = json.loads(body)
+            if not isinstance(document, dict) or document.get("version") != 1:
+                raise ValueError("not a version 1 cluster message")
+            return cls(int(document["category_id"]), str(document["category"]), str(document["at"]))
+        except (ValueError, KeyError, TypeError) as e:
+            raise MessageError(f"not a cluster message: {e}") from e

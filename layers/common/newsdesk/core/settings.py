@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from newsdesk import PROJECT_URL, __version__
+from newsdesk import __version__
 from newsdesk.core.errors import SettingsError
 
 # The seed's photo-news prefixes. Photo articles carry a picture and a caption, nothing a
@@ -32,11 +32,27 @@ DEFAULT_PHOTO_TITLE_PATTERNS: tuple[str, ...] = (
 
 # newsdesk.cluster.methods.METHODS, named again here: core sits below the stages and imports
 # none of them (tests/test_clustering.py checks that the two agree).
-CLUSTER_METHODS = ("seed", "centroid")
+CLUSTER_METHODS = ("seed", "centroid", "headline")
 
-# Who is asking and where to read about it (the "+URL" convention of crawlers). Not the
-# library's "python-requests", a substring web firewalls commonly block.
-USER_AGENT = f"newsdesk/{__version__} (+{PROJECT_URL}; RSS/Atom collector)"
+# Who is asking (RFC 9110 10.1.5: a product token, then a comment): newsdesk, whom a webmaster
+# who finds it in their logs can ask (OPERATOR_CONTACT: "+URL" as crawlers write it, or an
+# e-mail address), and what it does with what it fetches. Not the library's
+# "python-requests", a substring web firewalls commonly block.
+# the product name robots.txt groups are matched against (RFC 9309 2.2.1)
+PRODUCT = "newsdesk"
+WHAT_IT_DOES = "collects news feeds and the article pages they link to"
+# The local commands' OPERATOR_CONTACT when none is given: a run on a laptop, which names no
+# operator (the template's OperatorContact pattern refuses it, so no deploy sends it).
+LOCAL_CONTACT = "local"
+MAX_CONTACT_LENGTH = 200
+# A contact: an http(s) URL or an e-mail address, printable ASCII with no space and, as it goes
+# into the User-Agent's comment, no parenthesis or backslash. The template's OperatorContact
+# has this very AllowedPattern (a test holds them equal; Java's regular expressions and
+# Python's read it alike).
+_DOMAIN = r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
+URL_PATTERN = rf"https?://{_DOMAIN}(?::[0-9]+)?(?:[/?#][!-'*-\[\]-~]*)?"
+EMAIL_PATTERN = rf"[A-Za-z0-9.!#$%&'*+/=?^_`{{|}}~-]+@{_DOMAIN}"
+CONTACT_PATTERN = f"^(?:{URL_PATTERN}|{EMAIL_PATTERN})$"
 MAX_USER_AGENT_LENGTH = 512
 # Where the schedules run and the editors read: the command line prints times in it.
 DEFAULT_TIMEZONE = "Asia/Seoul"
@@ -61,7 +77,9 @@ class Settings:
     photo_title_patterns: tuple[str, ...] = DEFAULT_PHOTO_TITLE_PATTERNS
     entry_max_age_hours: float = 72.0
     outlet_silent_hours: float = 6.0
-    user_agent: str = USER_AGENT
+    # whom the requests name (OPERATOR_CONTACT): a URL, an e-mail address or LOCAL_CONTACT;
+    # None: unset, which the functions that fetch refuse (require_operator_contact)
+    operator_contact: str | None = None
     state_table_name: str = "newsdesk-state"
     outlet_queue_url: str | None = None
     raw_bucket: str | None = None
@@ -70,6 +88,9 @@ class Settings:
     cluster_threshold: float | None = None  # None: the method's recommended threshold
     cluster_min_size: int = 3
     cluster_window_hours: float = 24.0
+    # Issue 24: a schedule's event sends one message per category there (None: the function
+    # clusters every category itself, one after another).
+    cluster_queue_url: str | None = None
     # The extraction stage (issue 14): article pages fetched, their text kept.
     extract_enabled: bool = True  # off: collection goes on without the page fetches
     article_queue_url: str | None = None
@@ -98,6 +119,11 @@ class Settings:
                 "AWS_ENDPOINT_URL is not set under sam local: pass --env-vars env.json "
                 "(`newsdesk stack` writes one), or every AWS call would go to AWS"
             )
+        reader.retired(
+            "FETCH_USER_AGENT",
+            "the User-Agent is newsdesk's, naming OPERATOR_CONTACT (a feed that needs "
+            "another sets user_agent in sources.yaml)",
+        )
         defaults = cls()
         return cls(
             database_url=reader.text("DATABASE_URL"),
@@ -131,7 +157,7 @@ class Settings:
             outlet_silent_hours=reader.number(
                 "OUTLET_SILENT_HOURS", float, defaults.outlet_silent_hours, minimum=0.5
             ),
-            user_agent=reader.user_agent("FETCH_USER_AGENT") or defaults.user_agent,
+            operator_contact=reader.contact("OPERATOR_CONTACT"),
             state_table_name=reader.text("STATE_TABLE_NAME") or defaults.state_table_name,
             outlet_queue_url=reader.text("OUTLET_QUEUE_URL"),
             raw_bucket=reader.text("RAW_BUCKET"),
@@ -146,6 +172,7 @@ class Settings:
             cluster_window_hours=reader.number(
                 "CLUSTER_WINDOW_HOURS", float, defaults.cluster_window_hours, minimum=0.1
             ),
+            cluster_queue_url=reader.text("CLUSTER_QUEUE_URL"),
             extract_enabled=reader.flag("EXTRACT_ENABLED", defaults.extract_enabled),
             article_queue_url=reader.text("ARTICLE_QUEUE_URL"),
             extract_max_bytes=reader.number(
@@ -188,6 +215,28 @@ class Settings:
         )
 
     @property
+    def user_agent(self) -> str:
+        """The User-Agent of every request but those of a feed with its own (sources.yaml's
+        ``user_agent``): newsdesk, OPERATOR_CONTACT, what it does."""
+        return user_agent_for(self.operator_contact or LOCAL_CONTACT)
+
+    @property
+    def from_address(self) -> str | None:
+        """The ``From`` header of every request (RFC 9110 10.1.2: a robot SHOULD send one):
+        OPERATOR_CONTACT when it is an e-mail address."""
+        contact = self.operator_contact
+        return contact if contact is not None and is_email(contact) else None
+
+    def require_operator_contact(self) -> str:
+        """OPERATOR_CONTACT, which a function that fetches cannot start without."""
+        if self.operator_contact is None:
+            raise SettingsError(
+                "OPERATOR_CONTACT is not set: every request names whom a webmaster can ask "
+                "(a URL or an e-mail address; the template's OperatorContact parameter)"
+            )
+        return self.operator_contact
+
+    @property
     def zone(self) -> ZoneInfo:
         """NEWSDESK_TIMEZONE's zone (checked by ``from_env`` when it is set)."""
         return _zone(self.timezone, "NEWSDESK_TIMEZONE")
@@ -202,6 +251,33 @@ class Settings:
         if not self.outlet_queue_url:
             raise SettingsError("OUTLET_QUEUE_URL is not set")
         return self.outlet_queue_url
+
+
+def is_email(contact: str) -> bool:
+    return re.fullmatch(EMAIL_PATTERN, contact) is not None
+
+
+def user_agent_for(contact: str) -> str:
+    """``newsdesk/0.1.0 (+https://ops.example/newsdesk; collects news feeds and …)``, the
+    contact an e-mail address as it is, LOCAL_CONTACT as a local run."""
+    if contact == LOCAL_CONTACT:
+        who = "local run, no operator contact"
+    else:
+        who = contact if is_email(contact) else f"+{contact}"
+    return f"{PRODUCT}/{__version__} ({who}; {WHAT_IT_DOES})"
+
+
+def contact_problem(value: str) -> str | None:
+    """What makes ``value`` no contact, or None: an http(s) URL or an e-mail address (or
+    LOCAL_CONTACT), printable ASCII without spaces, at most MAX_CONTACT_LENGTH characters."""
+    if len(value) > MAX_CONTACT_LENGTH:
+        return f"longer than {MAX_CONTACT_LENGTH} characters ({len(value)})"
+    if value == LOCAL_CONTACT or re.fullmatch(CONTACT_PATTERN, value):
+        return None
+    return (
+        f"not a URL or an e-mail address: {value!r} (whom a webmaster can ask about "
+        "newsdesk's requests: https://… or name@example.org)"
+    )
 
 
 def user_agent_problem(value: str) -> str | None:
@@ -237,12 +313,16 @@ class _Reader:
         value = self._env.get(name, "").strip()
         return value or None
 
-    def user_agent(self, name: str) -> str | None:
+    def contact(self, name: str) -> str | None:
         value = self.text(name)
-        problem = user_agent_problem(value) if value is not None else None
+        problem = contact_problem(value) if value is not None else None
         if problem:
             raise SettingsError(f"{name}: {problem}")
         return value
+
+    def retired(self, name: str, instead: str) -> None:
+        if self.text(name) is not None:
+            raise SettingsError(f"{name} is no longer read: {instead}")
 
     def zone(self, name: str) -> str | None:
         value = self.text(name)

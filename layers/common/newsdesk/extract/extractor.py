@@ -1,12 +1,16 @@
 """The extraction stage (seed 001's third layer): one article queue message in, the page
 fetched politely, its text extracted and judged, its copy key looked up, the outcome stored.
 
-Politeness, per host (``newsdesk.core.hosts``): the article queue's message groups are hosts,
-so one extractor at a time works on a host; here each request waits until
-``EXTRACT_HOST_INTERVAL_SECONDS`` (or the host's robots.txt ``Crawl-delay``, up to 30 s)
-have passed since the host's previous answer, whichever container had it; robots.txt is read
-once a day per host and its rules honoured; failures of the host's own (no answer, 5xx, 429)
-in a row open its breaker, and while it is open the host's articles wait in the outbox.
+Politeness, per host (``newsdesk.core.hosts``), for every host a page's request reaches: the
+redirects are followed here, one hop at a time, not by ``requests``, so each hop's host is
+asked only as it allows. The article queue's message groups are hosts, so one extractor at a
+time works on a page's first host; each request waits until ``EXTRACT_HOST_INTERVAL_SECONDS``
+(or the host's robots.txt ``Crawl-delay``, up to 30 s) have passed since the host's previous
+answer, whichever container had it; robots.txt is read once a day per host and its rules
+(for the product name ``newsdesk``) honoured; a 429 or 503's ``Retry-After`` holds the host
+(its articles wait in the outbox until then, as a feed's next check waits for it); failures of
+the host's own (no answer, 5xx, 429) in a row open its breaker, and while it is open the
+host's articles wait in the outbox.
 
 Every page has an outcome with a reason (``newsdesk.extract.page``): a page that could not be
 had is ``extract_error``, recorded, and tried again later (up to ``EXTRACT_MAX_ATTEMPTS``) when
@@ -17,27 +21,40 @@ that the SQS record fails and is delivered again.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from aws_lambda_powertools import Logger
 from protego import Protego
 
-from newsdesk.aws.article_queue import ArticleQueue
 from newsdesk.aws.raw import RawStore
 from newsdesk.aws.state_table import StateTable
 from newsdesk.collect.collector import failure_class
-from newsdesk.collect.fetch import FetchPolicy, exception_chain, fetch
+from newsdesk.collect.fetch import (
+    MAX_REDIRECTS,
+    FetchPolicy,
+    exception_chain,
+    fetch,
+    loggable_url,
+)
+from newsdesk.collect.response import retry_after_seconds
 from newsdesk.collect.urls import canonical_url
-from newsdesk.core.errors import FeedError, HTTPStatusError, NewsdeskError
+from newsdesk.core.bounds import fits_a_key
+from newsdesk.core.errors import (
+    FeedError,
+    FetchError,
+    FetchTimeoutError,
+    HTTPStatusError,
+    StoreDataError,
+)
 from newsdesk.core.fetched import FetchResult
 from newsdesk.core.hosts import ROBOTS_MISSING, ROBOTS_OK, ROBOTS_UNREACHABLE, HostState
-from newsdesk.core.messages import ArticleMessage
+from newsdesk.core.messages import ArticleMessage, page_host
 from newsdesk.core.schedule import BREAKER_OPEN, BreakerPolicy
-from newsdesk.core.settings import Settings
+from newsdesk.core.settings import PRODUCT, Settings
 from newsdesk.core.times import format_time, local_time, utc_now
 from newsdesk.extract import page as judge
 from newsdesk.extract import similar
@@ -49,7 +66,6 @@ from newsdesk.storage.extractions import (
     Copies,
     Extraction,
     ExtractionStore,
-    OutboxRow,
     PendingArticle,
     Retry,
 )
@@ -59,14 +75,18 @@ logger = Logger(child=True)
 EXTRACT_ERROR = "extract_error"
 DEFERRED = "deferred"  # not fetched now: its host's breaker is open
 REPEATED = "repeated"  # a message delivered again, or superseded by a newer revision
+UNSTORABLE = "unstorable"  # an extract_error: PostgreSQL refused what the page gave
+CANONICAL_TOO_LONG = "too_long"  # a canonical ignored: over a key's bound (core.bounds)
 ROBOTS_MAX_BYTES = 512 * 1024  # as Google reads at most
 ROBOTS_KEPT_BYTES = 256 * 1024  # what the host's item keeps (DynamoDB's items hold 400 KB)
 # a robots.txt Crawl-delay is honoured up to this: a batch of the template's BatchSize (5)
 # at it, each page at the 10 s fetch bound, fits the extractor's 300 s
 MAX_CRAWL_DELAY = 30.0
+# a Retry-After is honoured up to this far ahead (a larger one, or a malformed date, would
+# keep the host's articles waiting for good)
+MAX_RETRY_AFTER = timedelta(days=7)
 # Failures that may pass: tried again later, and the host's own (its breaker counts them).
 PASSING = ("timeout", "connection", "http_5xx", "http_429")
-RELAY_LIMIT = 500
 
 
 @dataclass(frozen=True)
@@ -120,6 +140,12 @@ class ArticleReport:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def log_fields(self) -> dict[str, Any]:
+        """The fields that are set, for the log line: the URL by host and path only."""
+        fields = {k: v for k, v in self.as_dict().items() if v not in (None, "", False)}
+        fields.update(url=loggable_url(self.url))
+        return fields
 
     def outcome(self, zone: tzinfo = UTC) -> str:
         """The outcome in words: ``ok 812 chars, copy of #3 (duplicate_by_content_hash)``."""
@@ -175,36 +201,85 @@ class PageExtractor:
             report.status = REPEATED
             return report
         report.source, report.title = article.source, article.title
-        host = self._states.host(message.host)
-        at = self._clock()
-        if host.breaker_at(at) == BREAKER_OPEN:
-            self._defer(article, report, host.open_until or at, "host_cooling")
-            return report
-        rules = self._rules(host, message.url)
-        if rules is None:  # robots.txt unreachable: nothing may be fetched for now
-            self._host_failed(host, report, "robots.txt could not be read")
-            self._retry_or_fail(article, report, "robots_unreachable")
-            self._states.save(host)
-            return report
-        if not rules.can_fetch(message.url, self._policy.fetch.user_agent):
-            report.status, report.reason = EXTRACT_ERROR, "robots_disallowed"
-            self._record(article, report)
-            self._states.save(host)
-            return report
-        self._pace(host, rules)
-        try:
-            fetched = fetch(message.url, self._policy.fetch)
-        except FeedError as e:
-            self._fetch_failed(article, report, host, e)
-        else:
-            host.succeeded()
+        # the page is the one stored for the article: a message only names which (its URL
+        # could be anyone's, and an earlier release's message may name an older link)
+        url = report.url = article.url
+        report.host = page_host(url)
+        hosts: dict[str, HostState] = {}
+        fetched = self._follow(article, report, url, hosts)
+        if fetched is not None:
             self._page(article, report, fetched)
-        finally:
-            host.requested(self._clock())
-        self._states.save(host)
+        for host in hosts.values():
+            self._states.save(host)
         return report
 
     # --- politeness ----------------------------------------------------------------------
+
+    def _follow(
+        self, article: PendingArticle, report: ArticleReport, url: str, hosts: dict[str, HostState]
+    ) -> FetchResult | None:
+        """The page at ``url``, its redirects followed one hop at a time, each hop asked only
+        as its host allows: its breaker closed, its Retry-After passed, its robots.txt read and
+        obeyed, its pacing kept (``hosts``: the hosts' records, to save). All the hops share
+        one FETCH_TIMEOUT_SECONDS. None when the page was not had: the outcome is recorded."""
+        spent = 0.0
+        for _ in range(MAX_REDIRECTS + 1):
+            name = page_host(url)
+            if name not in hosts:
+                hosts[name] = self._states.host(name)
+            host = hosts[name]
+            if not self._may_ask(article, report, host, url):
+                return None
+            timeout = self._policy.fetch.timeout_seconds
+            if spent >= timeout:  # the earlier hops took the whole deadline
+                self._fetch_failed(
+                    article, report, host, FetchTimeoutError(f"timed out after {timeout:g} s")
+                )
+                return None
+            policy = replace(self._policy.fetch, timeout_seconds=timeout - spent)
+            started = time.monotonic()
+            try:
+                fetched = fetch(url, policy, follow_redirects=False)
+                location = fetched.location
+                if location is not None:
+                    url = _next_hop(url, location)
+            except FeedError as e:
+                self._fetch_failed(article, report, host, e)
+                return None
+            finally:
+                host.requested(self._clock())
+                spent += time.monotonic() - started
+            host.succeeded()  # it answered
+            if location is None:
+                return fetched
+        error = FetchError(f"more than {MAX_REDIRECTS} redirects", kind="redirects")
+        self._fetch_failed(article, report, host, error)
+        return None
+
+    def _may_ask(
+        self, article: PendingArticle, report: ArticleReport, host: HostState, url: str
+    ) -> bool:
+        """Whether ``url`` may be asked of ``host`` now (after waiting for its pacing); when
+        not, the article's outcome is recorded or it is deferred."""
+        at = self._clock()
+        if host.breaker_at(at) == BREAKER_OPEN:
+            self._defer(article, report, host.open_until or at, "host_cooling")
+            return False
+        held = host.held_until(at)
+        if held is not None:
+            self._defer(article, report, held, "host_retry_after")
+            return False
+        rules = self._rules(host, url)
+        if rules is None:  # robots.txt unreachable: nothing may be fetched for now
+            self._host_failed(host, report, "robots.txt could not be read")
+            self._retry_or_fail(article, report, "robots_unreachable", host.held_until(at))
+            return False
+        if not rules.can_fetch(url, PRODUCT):
+            report.status, report.reason = EXTRACT_ERROR, "robots_disallowed"
+            self._record(article, report)
+            return False
+        self._pace(host, rules)
+        return True
 
     def _rules(self, host: HostState, url: str) -> Protego | None:
         """The host's robots.txt rules (read again when the kept copy is a day old, or, when it
@@ -228,6 +303,7 @@ class PageExtractor:
             passing = e.status >= 500 or e.status == 429
             host.robots_status = ROBOTS_UNREACHABLE if passing else ROBOTS_MISSING
             host.robots_txt = None
+            self._retry_after(host, e)
         except FeedError as e:
             # unanswered, or refused by the private-network guard (the page would be too)
             blocked = e.reason == "blocked_address"
@@ -243,13 +319,17 @@ class PageExtractor:
         host.robots_fetched_at = self._clock()
         logger.info(
             "robots.txt read",
-            extra={"host": host.host, "robots": host.robots_status, "url": robots_url},
+            extra={
+                "host": host.host,
+                "robots": host.robots_status,
+                "url": loggable_url(robots_url),
+            },
         )
 
     def _pace(self, host: HostState, rules: Protego | None) -> None:
         interval = self._policy.host_interval_seconds
         if rules is not None:
-            delay = rules.crawl_delay(self._policy.fetch.user_agent)
+            delay = rules.crawl_delay(PRODUCT)
             if delay:
                 interval = max(interval, min(float(delay), MAX_CRAWL_DELAY))
         if host.last_request_at is None:
@@ -279,16 +359,18 @@ class PageExtractor:
         self, article: PendingArticle, report: ArticleReport, host: HostState, error: FeedError
     ) -> None:
         kind = failure_class(error)
+        held = None
         if isinstance(error, HTTPStatusError):
             reason = f"http_{error.status}"
             kind = "http_429" if error.status == 429 else kind
+            held = self._retry_after(host, error)
         else:
             reason = {"blocked": "blocked_address"}.get(kind, kind)
         logger.warning(
             "page failed",
             extra={
                 "article_id": article.id,
-                "url": article.url,
+                "url": loggable_url(article.url),
                 "reason": reason,
                 "error": str(error),
                 "detail": error.detail or exception_chain(error),
@@ -296,19 +378,41 @@ class PageExtractor:
         )
         if kind in PASSING:
             self._host_failed(host, report, str(error))
-            self._retry_or_fail(article, report, reason)
+            self._retry_or_fail(article, report, reason, held)
         else:
             host.succeeded()  # the host answered
             report.status, report.reason = EXTRACT_ERROR, reason
             self._record(article, report)
 
-    def _retry_or_fail(self, article: PendingArticle, report: ArticleReport, reason: str) -> None:
+    def _retry_after(self, host: HostState, error: HTTPStatusError) -> datetime | None:
+        """A 429 or 503's Retry-After, honoured as the feeds' is: the host is not asked before
+        it (at most MAX_RETRY_AFTER ahead: a value past it is read as that). Its end, if any."""
+        if error.status not in (429, 503):
+            return None
+        at = self._clock()
+        seconds = retry_after_seconds(error.retry_after, at)
+        if seconds is None:
+            return None
+        until = at + timedelta(seconds=min(seconds, MAX_RETRY_AFTER.total_seconds()))
+        host.hold(until)
+        return until
+
+    def _retry_or_fail(
+        self,
+        article: PendingArticle,
+        report: ArticleReport,
+        reason: str,
+        not_before: datetime | None = None,
+    ) -> None:
+        """Tried again after the attempt's backoff (or the host's Retry-After, if later), or
+        recorded as failed once EXTRACT_MAX_ATTEMPTS are spent."""
         report.status, report.reason = EXTRACT_ERROR, reason
         attempts = article.attempts + 1
         if attempts >= self._policy.max_attempts:
             self._record(article, report)
             return
-        not_before = self._clock() + self._policy.retry_after * (2 ** (attempts - 1))
+        backoff = self._clock() + self._policy.retry_after * (2 ** (attempts - 1))
+        not_before = max(backoff, not_before) if not_before else backoff
         report.retry_at = format_time(not_before)
         self._record(article, report, retry=Retry(not_before, attempts))
 
@@ -360,7 +464,7 @@ class PageExtractor:
         )
         if not judge.is_html(content_type, content):
             report.status, report.reason = EXTRACT_ERROR, "not_html"
-            self._store.record(replace(base, status=EXTRACT_ERROR, reason="not_html"))
+            self._save(replace(base, status=EXTRACT_ERROR, reason="not_html"))
             return
         try:
             page = decode_html(content)
@@ -368,12 +472,17 @@ class PageExtractor:
         except Exception:  # a page no one expected must not fail the record forever
             logger.exception("extraction failed", extra={"article_id": article.id})
             report.status, report.reason = EXTRACT_ERROR, "extract_failed"
-            self._store.record(replace(base, status=EXTRACT_ERROR, reason="extract_failed"))
+            self._save(replace(base, status=EXTRACT_ERROR, reason="extract_failed"))
             return
         min_chars = article.min_chars if article.min_chars is not None else self._policy.min_chars
         verdict = judge.judge_page(page, extracted, final_url, min_chars)
         kept, ignored = judge.sane_canonical(extracted.canonical_url, final_url)
-        page_key = canonical_url(kept or final_url)
+        page_key: str | None = canonical_url(kept or final_url)
+        if kept and not fits_a_key(page_key or ""):  # its index cannot hold it (core.bounds)
+            kept, ignored = None, CANONICAL_TOO_LONG
+            page_key = canonical_url(final_url)
+        if not fits_a_key(page_key or ""):  # nor the final URL: the article's own key stands
+            page_key = None
         # the text of an article, or of a short one; of a wall or a list, nothing worth keeping
         kept_text = verdict.status in (judge.EXTRACT_OK, judge.FILTERED_THIN)
         text = (extracted.text or None) if kept_text else None
@@ -398,8 +507,9 @@ class PageExtractor:
             extraction = replace(extraction, content_hash=similar.content_hash(text))
             sketch = similar.sketch(text)
             copies = self._copies(article, extraction, sketch)
-        extraction, adopted = self._store.record(extraction, sketch, copies=copies)
-        report.status, report.reason, report.chars = verdict.status, verdict.reason, verdict.chars
+        extraction, adopted = self._save(extraction, sketch, copies=copies)
+        report.status, report.reason = extraction.status, extraction.reason
+        report.chars = extraction.chars
         report.copy_of, report.copy_reason = extraction.copy_of, extraction.copy_reason
         if adopted and copies is not None:  # published before the copies already stored
             report.original_of, report.copy_reason = adopted, copies.reason
@@ -433,33 +543,48 @@ class PageExtractor:
         extraction = Extraction(
             article.id, article.revision, report.status, report.reason, 0, self._clock()
         )
-        self._store.record(extraction, retry=retry)
+        stored, _ = self._save(extraction, retry=retry)
+        report.status, report.reason = stored.status, stored.reason
+
+    def _save(
+        self,
+        extraction: Extraction,
+        sketch: Sequence[int] = (),
+        retry: Retry | None = None,
+        copies: Copies | None = None,
+    ) -> tuple[Extraction, list[int]]:
+        """Record ``extraction``; one PostgreSQL refuses for its data (a limit, a value it
+        cannot hold: the same every time) is recorded as ``extract_error``, ``unstorable``,
+        its outbox row closed, rather than failing the message forever."""
+        try:
+            return self._store.record(extraction, sketch, retry=retry, copies=copies)
+        except StoreDataError as e:
+            logger.warning(
+                "page unstorable",
+                extra={"article_id": extraction.article_id, "reason": UNSTORABLE, "error": str(e)},
+            )
+            refused = Extraction(
+                extraction.article_id,
+                extraction.revision,
+                EXTRACT_ERROR,
+                UNSTORABLE,
+                0,
+                extraction.extracted_at,
+                http_status=extraction.http_status,
+                raw_key=extraction.raw_key,
+                min_chars=extraction.min_chars,
+            )
+            return self._store.record(refused)
+
+
+def _next_hop(url: str, location: str) -> str:
+    """The URL a redirect's Location names, resolved against the hop that answered."""
+    target = urljoin(url, location.strip())
+    if urlsplit(target).scheme not in ("http", "https"):
+        raise FetchError("redirected to a URL that is not http or https", kind="invalid_url")
+    return target
 
 
 def _robots_url(url: str) -> str:
     parts = urlsplit(url)
     return urlunsplit((parts.scheme, parts.netloc, "/robots.txt", "", ""))
-
-
-def relay(store: ExtractionStore, queue: ArticleQueue, at: datetime) -> int:
-    """Send the outbox's due rows to the article queue (all of them, ``RELAY_LIMIT`` a
-    transaction); return how many went. A send that fails leaves the rest for the next relay
-    and raises nothing: what is stored is stored, and the outbox keeps what is not sent."""
-
-    def send(rows: list[OutboxRow]) -> list[OutboxRow]:
-        by_message = {ArticleMessage(r.article_id, r.revision, r.url, r.sends): r for r in rows}
-        return [by_message[m] for m in queue.send(list(by_message))]
-
-    total = 0
-    try:
-        while True:
-            sent = store.relay(send, at, RELAY_LIMIT)
-            total += sent
-            if sent < RELAY_LIMIT:
-                return total
-    except NewsdeskError as e:
-        logger.warning(
-            "outbox relay stopped; the next relay sends the rest",
-            extra={"error": str(e), "sent": total},
-        )
-        return total

@@ -9,10 +9,11 @@ from collections.abc import Callable, Iterator
 from urllib.parse import quote
 
 import psycopg2
+import psycopg2.errors
 import psycopg2.extensions
 from aws_lambda_powertools.utilities import parameters
 
-from newsdesk.core.errors import SettingsError, StoreError
+from newsdesk.core.errors import SettingsError, StoreDataError, StoreError
 from newsdesk.core.settings import Settings
 
 CONNECT_TIMEOUT_SECONDS = 5
@@ -46,6 +47,9 @@ class Database:
         try:
             with conn, conn.cursor() as cursor:
                 yield cursor
+        except (psycopg2.errors.ProgramLimitExceeded, psycopg2.DataError) as e:
+            # an OperationalError by class (54), but the data's, not the connection's
+            raise StoreDataError(f"PostgreSQL refused the data: {_first_line(e)}") from e
         except (psycopg2.OperationalError, psycopg2.InterfaceError) as e:
             self.close()
             raise StoreError(f"PostgreSQL connection failed: {e}".strip()) from e
@@ -57,6 +61,10 @@ class Database:
             with contextlib.suppress(psycopg2.Error):
                 self._conn.close()
             self._conn = None
+
+
+def _first_line(error: psycopg2.Error) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
 def database_from(settings: Settings) -> Database:

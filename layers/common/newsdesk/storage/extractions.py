@@ -10,7 +10,7 @@ leaves the earlier revision's text, copy key and sketch as they were).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta
 
@@ -18,6 +18,7 @@ import psycopg2.extensions
 import psycopg2.extras
 from psycopg2 import sql
 
+from newsdesk.core.bounds import TITLE_MAX_CHARS, capped, fits_a_key, storable
 from newsdesk.storage.database import Database
 
 Cursor = psycopg2.extensions.cursor
@@ -28,6 +29,8 @@ BY_CONTENT_HASH = "duplicate_by_content_hash"
 BY_NEAR_DUPLICATE = "duplicate_by_near_duplicate"
 
 _COPIES_LOCK_KEY = 0x636F7079  # "copy"
+# What a page says of itself, cut to a title's bound (a 2 MB <title> is still a title).
+_TITLE_LIKE = ("page_title", "og_title", "page_published", "author", "language", "reason")
 _MAX_CHAIN = 8
 RESEND_AFTER = timedelta(hours=3)  # longer than a message can wait and be received 3 times
 MAX_SENDS = 5
@@ -138,8 +141,12 @@ class ArticleRow:
 
 
 class ExtractionStore:
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, wire_agencies: Collection[str] = ()) -> None:
+        """``wire_agencies``: the outlets (``raw_article.source``) that are news agencies
+        (sources.yaml's ``wire: true``), whose article is the original of a copy published at
+        the same time."""
         self._db = database
+        self._wire = sorted(wire_agencies)
 
     def relay(
         self, send: Callable[[list[OutboxRow]], Sequence[OutboxRow]], at: datetime, limit: int
@@ -230,9 +237,10 @@ class ExtractionStore:
         the original of the others and of their copies. Returns what was stored, and the
         articles that became its copies."""
         adopted: list[int] = []
+        extraction = _bounded(extraction)
         with self._db.transaction() as cursor:
             if copies is not None and copies.found:
-                extraction, adopted = _adopt(cursor, extraction, copies)
+                extraction, adopted = _adopt(cursor, extraction, copies, self._wire)
             cursor.execute(_UPSERT, [getattr(extraction, name) for name in _COLUMNS])
             replaced = cursor.rowcount > 0  # not an error over a good extraction
             if replaced:
@@ -357,6 +365,25 @@ class ExtractionStore:
             return [ArticleRow(*row) for row in cursor.fetchall()]
 
 
+def _bounded(extraction: Extraction) -> Extraction:
+    """``extraction`` as it can be stored (``newsdesk.core.bounds``): no NUL or lone surrogate
+    in its texts, the page's title-like fields cut to a title's bound, and no page key over a
+    key's bound (its index cannot hold it)."""
+    changes: dict[str, object] = {}
+    for name in _COLUMNS:
+        value = getattr(extraction, name)
+        if isinstance(value, str):
+            value = storable(value)
+            if name in _TITLE_LIKE:
+                value = capped(value, TITLE_MAX_CHARS)
+            if value is not getattr(extraction, name):
+                changes[name] = value
+    key = changes.get("page_key", extraction.page_key)
+    if isinstance(key, str) and not fits_a_key(key):
+        changes["page_key"] = None
+    return replace(extraction, **changes) if changes else extraction  # type: ignore[arg-type]
+
+
 def _defer(cursor: Cursor, article_id: int, revision: int, retry: Retry) -> None:
     cursor.execute(
         """
@@ -368,7 +395,9 @@ def _defer(cursor: Cursor, article_id: int, revision: int, retry: Retry) -> None
     )
 
 
-def _adopt(cursor: Cursor, extraction: Extraction, copies: Copies) -> tuple[Extraction, list[int]]:
+def _adopt(
+    cursor: Cursor, extraction: Extraction, copies: Copies, wire: list[str]
+) -> tuple[Extraction, list[int]]:
     """``extraction`` as a copy of the first published of ``copies``' originals, or, first
     itself, with them (and their copies) re-pointed to it: those it adopted."""
     me = extraction.article_id
@@ -378,12 +407,17 @@ def _adopt(cursor: Cursor, extraction: Extraction, copies: Copies) -> tuple[Extr
     originals = {root for root in roots if root is not None and root != me}
     if not originals:
         return replace(extraction, copy_of=None, copy_reason=None), []
+    # The original: the first published (the feed's time, else the collected time); on a tie
+    # (a wire story republished with the agency's own timestamp) a news agency's article before
+    # a republisher's, then the one stored first. The same articles give the same original
+    # whichever of them is extracted first.
     cursor.execute(
         """
         SELECT id FROM raw_article WHERE id = ANY(%s)
-        ORDER BY COALESCE(published_at, collected_at), id LIMIT 1
+        ORDER BY COALESCE(published_at, collected_at), source = ANY(%s::text[]) DESC, id
+        LIMIT 1
         """,
-        ([*originals, me],),
+        ([*originals, me], wire),
     )
     first = _first(cursor)
     if first != me:  # a copy: and so are its own copies, of the same original

@@ -1,17 +1,26 @@
 """The issue event outbox (migration 0005): one row per issue version, written in the
 transaction that made the version, so that an event is never lost; a relay publishes the rows
 not yet published and marks them. Delivery is at least once: each event carries the id
-``issue:<id>:v<version>`` for consumers to drop repeats."""
+``issue:<id>:v<version>`` for consumers to drop repeats.
+
+A detail is bounded to what PutEvents takes (``fit_detail``): each string cut to its schema's
+``maxLength``, ``added_article_ids`` to ``MAX_ADDED`` (``added_count`` keeps the number), and
+the article list shortened until the detail is at most ``DETAIL_MAX_BYTES`` in UTF-8
+(``article_count`` keeps the total). The relay bounds what it reads too, so an event written
+before the bound is published as well. An event the bus refuses keeps its error and is tried
+again by the next relay; those behind it go on."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from psycopg2.extras import Json
 
+from newsdesk.core.bounds import MAX_KEY_BYTES, TITLE_MAX_CHARS, capped
 from newsdesk.core.errors import EventBusError
 from newsdesk.core.times import format_time
 from newsdesk.storage.database import Database
@@ -19,8 +28,14 @@ from newsdesk.storage.database import Database
 CREATED, UPDATED, CLOSED = "IssueCreated", "IssueUpdated", "IssueClosed"
 SOURCE = "newsdesk.issue"
 DETAIL_VERSION = 1
-# An event lists at most this many of its issue's articles (PutEvents takes 256 KB a call).
+# An event lists at most this many of its issue's articles (PutEvents takes 256 KB a call),
+# fewer when the detail would pass DETAIL_MAX_BYTES, and at most MAX_ADDED of the added ids.
 MAX_ARTICLES = 200
+MAX_ADDED = 1000
+DETAIL_MAX_BYTES = 128 * 1024  # two such entries and a call's other fields fit in 256 KB
+# The schema's maxLength of each string (schemas/issue-event-detail.schema.json).
+NAME_MAX_CHARS = 200  # a category, an outlet
+URL_MAX_CHARS = MAX_KEY_BYTES
 # Published rows are kept this long for `newsdesk events`.
 KEEP_PUBLISHED = timedelta(days=7)
 
@@ -97,9 +112,11 @@ def write_event(
         "last_article_at": format_time(last_at),
         "changed_at": format_time(at),
         "added_article_ids": sorted(added),
+        "added_count": len(added),
         "article_count": count,
         "articles": [_article(a) for a in articles[:MAX_ARTICLES]],
     }
+    detail = fit_detail(detail)
     cursor.execute(
         """
         INSERT INTO issue_event (issue_id, version, type, detail) VALUES (%s, %s, %s, %s)
@@ -109,12 +126,58 @@ def write_event(
     )
 
 
+def fit_detail(detail: dict[str, Any]) -> dict[str, Any]:
+    """``detail`` within its bounds (the module's docstring); the same detail when it is."""
+    fitted = {
+        **detail,
+        "category": capped(str(detail["category"]), NAME_MAX_CHARS),
+        "title": capped(str(detail["title"]), TITLE_MAX_CHARS),
+        "added_article_ids": list(detail["added_article_ids"])[:MAX_ADDED],
+        "articles": [
+            {
+                **a,
+                "source": capped(str(a["source"]), NAME_MAX_CHARS),
+                "title": capped(str(a["title"]), TITLE_MAX_CHARS),
+                "url": capped(str(a["url"]), URL_MAX_CHARS),
+            }
+            for a in list(detail["articles"])[:MAX_ARTICLES]
+        ],
+    }
+    fitted.setdefault("added_count", len(detail["added_article_ids"]))
+    articles: list[dict[str, Any]] = fitted["articles"]
+    # what each article adds to the JSON, its separator included; cut from the end
+    overflow = _size(fitted) - DETAIL_MAX_BYTES
+    while overflow > 0 and articles:
+        overflow -= _size(articles.pop()) + 2
+    while articles and _size(fitted) > DETAIL_MAX_BYTES:  # the estimate's last byte or two
+        articles.pop()
+    return fitted
+
+
+def _size(value: object) -> int:
+    """``value``'s JSON in UTF-8, as the bus sends it."""
+    return len(json.dumps(value, ensure_ascii=False).encode())
+
+
 def _article(article: dict[str, Any]) -> dict[str, Any]:
     """An article as the detail carries it: times in the project's UTC format."""
     published = article["published_at"]
     if published is not None:  # json_build_object wrote PostgreSQL's own timestamp text
         published = format_time(datetime.fromisoformat(published))
     return article | {"published_at": published}
+
+
+@dataclass(frozen=True)
+class Relayed:
+    """What one relay call did: events published and refused, the last one offered (where
+    the next call goes on), whether the bus failed the call (the rest wait for the next
+    run), and how many were offered."""
+
+    published: int
+    failed: int
+    last: tuple[datetime, int, int] | None
+    stopped: bool
+    offered: int = 0
 
 
 class IssueEventStore:
@@ -126,11 +189,15 @@ class IssueEventStore:
         publish: Callable[[list[IssueEvent]], dict[str, str | None]],
         at: datetime,
         limit: int,
-    ) -> tuple[int, int]:
-        """Hand up to ``limit`` unpublished events, oldest first, to ``publish`` (which returns
-        each event id's error, None when published) with their rows locked, and record what
-        it says; (published, failed). A call that fails (EventBusError) fails them all, its
-        error recorded on each. A row another relay holds is skipped."""
+        after: Relayed | None = None,
+    ) -> Relayed:
+        """Hand up to ``limit`` unpublished events, oldest first (after those ``after``
+        offered), to ``publish`` (which returns each event id's error, None when published)
+        with their rows locked, and record what it says. An event refused keeps its error;
+        the next call goes on after it. A call that fails (EventBusError) records what it
+        published before, its error on the others, and ``stopped`` says so. A row another
+        relay holds is skipped."""
+        last = after.last if after is not None else None
         with self._database.transaction() as cursor:
             cursor.execute(
                 """
@@ -138,19 +205,29 @@ class IssueEventStore:
                        last_error
                 FROM issue_event
                 WHERE published_at IS NULL
+                  AND (%(created)s::timestamptz IS NULL
+                       OR (created_at, issue_id, version) > (%(created)s, %(issue)s, %(version)s))
                 ORDER BY created_at, issue_id, version
-                LIMIT %s
+                LIMIT %(limit)s
                 FOR UPDATE SKIP LOCKED
                 """,
-                (limit,),
+                {
+                    "created": last[0] if last else None,
+                    "issue": last[1] if last else None,
+                    "version": last[2] if last else None,
+                    "limit": limit,
+                },
             )
             events = [IssueEvent(*row) for row in cursor.fetchall()]
             if not events:
-                return 0, 0
+                return Relayed(0, 0, last, stopped=False)
+            events = [replace(e, detail=fit_detail(e.detail)) for e in events]
+            stopped = False
             try:
                 errors = publish(events)
             except EventBusError as e:
-                errors = {event.id: str(e) for event in events}
+                errors = {event.id: e.published.get(event.id, str(e)) for event in events}
+                stopped = True
             published = [e for e in events if errors.get(e.id, "not published") is None]
             failed = [e for e in events if errors.get(e.id, "not published") is not None]
             for event in published:
@@ -168,7 +245,14 @@ class IssueEventStore:
             cursor.execute(
                 "DELETE FROM issue_event WHERE published_at < %s", (at - KEEP_PUBLISHED,)
             )
-        return len(published), len(failed)
+        tail = events[-1]
+        return Relayed(
+            len(published),
+            len(failed),
+            (tail.created_at, tail.issue_id, tail.version),
+            stopped=stopped,
+            offered=len(events),
+        )
 
     def events(self, since: datetime | None = None, limit: int = 100) -> list[IssueEvent]:
         """The newest events (written since ``since``), oldest first."""

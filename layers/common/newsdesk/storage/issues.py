@@ -1,6 +1,7 @@
 """Issues in PostgreSQL: the window of articles a clustering run reads, an issue created,
 grown or closed with its articles and its event in one transaction, the newest issues for
-`newsdesk issues`, and the advisory lock that lets one clustering run work at a time."""
+`newsdesk issues`, and the advisory lock, one per category, that lets one clustering run work on
+a category at a time (issue 24: categories are clustered apart, in parallel)."""
 
 from __future__ import annotations
 
@@ -38,11 +39,18 @@ class WindowArticle:
         return self.issue_id is not None
 
 
-@contextlib.contextmanager
-def clustering_lock(database: Database) -> Iterator[bool]:
-    """Yields whether this run holds the lock; releases it after."""
+def categories(database: Database) -> list[tuple[int, str]]:
+    """Every category (id, name), by id: what a clustering run goes through."""
     with database.transaction() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s)", (_CLUSTER_LOCK_KEY,))
+        cursor.execute("SELECT id, name FROM category ORDER BY id")
+        return [(int(r[0]), str(r[1])) for r in cursor.fetchall()]
+
+
+@contextlib.contextmanager
+def clustering_lock(database: Database, category_id: int) -> Iterator[bool]:
+    """Yields whether this run holds the category's lock; releases it after."""
+    with database.transaction() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", (_CLUSTER_LOCK_KEY, category_id))
         row = cursor.fetchone()
     held = bool(row and row[0])
     try:
@@ -51,7 +59,9 @@ def clustering_lock(database: Database) -> Iterator[bool]:
         if held:
             # A broken connection has released the lock already; keep the first error.
             with contextlib.suppress(StoreError), database.transaction() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s)", (_CLUSTER_LOCK_KEY,))
+                cursor.execute(
+                    "SELECT pg_advisory_unlock(%s, %s)", (_CLUSTER_LOCK_KEY, category_id)
+                )
 
 
 def window(
@@ -60,8 +70,10 @@ def window(
     pending_before: datetime | None = None,
     copies: bool = False,
     until: datetime | None = None,
+    category_id: int | None = None,
 ) -> list[WindowArticle]:
-    """The articles collected since ``since`` (and up to ``until``: a run as if it were then),
+    """The articles collected since ``since`` (and up to ``until``: a run as if it were then)
+    in ``category_id`` (None: every category),
     with every article of the issues open then, by category, in ascending id order, but those
     whose page was too thin to be an article, copies of another (unless ``copies``: they join
     their original's issue, ``attach_copies``), and those still waiting for their extraction
@@ -75,9 +87,11 @@ def window(
                 SELECT id FROM raw_article
                 WHERE collected_at >= %(since)s
                   AND (%(until)s::timestamptz IS NULL OR collected_at <= %(until)s)
+                  AND (%(category)s::int IS NULL OR category_id = %(category)s)
                 UNION
                 SELECT a.id FROM issue i JOIN raw_article a ON a.issue_id = i.id
                 WHERE (i.state = 'open' OR i.closed_at >= %(until)s)
+                  AND (%(category)s::int IS NULL OR i.category_id = %(category)s)
                   AND (%(until)s::timestamptz IS NULL OR a.collected_at <= %(until)s)
             )
             SELECT a.id, a.category_id, c.name, a.title, a.issue_id,
@@ -94,14 +108,22 @@ def window(
                    OR NOT EXISTS (SELECT 1 FROM extraction_outbox o WHERE o.article_id = a.id))
             ORDER BY a.category_id, a.id
             """,
-            {"since": since, "until": until, "copies": copies, "pending_before": pending_before},
+            {
+                "since": since,
+                "until": until,
+                "copies": copies,
+                "pending_before": pending_before,
+                "category": category_id,
+            },
         )
         return [WindowArticle(*row) for row in cursor.fetchall()]
 
 
-def attach_copies(database: Database, until: datetime | None = None) -> int:
-    """Put every copy not in an issue (collected up to ``until``) into its original's issue;
-    return how many."""
+def attach_copies(
+    database: Database, until: datetime | None = None, category_id: int | None = None
+) -> int:
+    """Put every copy not in an issue (collected up to ``until``) into its original's issue
+    (one of ``category_id``'s; None: any); return how many."""
     with database.transaction() as cursor:
         cursor.execute(
             """
@@ -109,8 +131,9 @@ def attach_copies(database: Database, until: datetime | None = None) -> int:
             FROM article_extraction e JOIN raw_article o ON o.id = e.copy_of
             WHERE a.id = e.article_id AND a.issue_id IS NULL AND o.issue_id IS NOT NULL
               AND (%(until)s::timestamptz IS NULL OR a.collected_at <= %(until)s)
+              AND (%(category)s::int IS NULL OR o.category_id = %(category)s)
             """,
-            {"until": until},
+            {"until": until, "category": category_id},
         )
         return int(cursor.rowcount)
 
@@ -182,18 +205,22 @@ def grow_issue(
     return int(row[0]), str(row[1])
 
 
-def close_idle(database: Database, idle_before: datetime, at: datetime) -> list[int]:
-    """Close every open issue whose newest article was collected before ``idle_before``
-    (raising its version, with its ``IssueClosed`` event), in one transaction; their ids."""
+def close_idle(
+    database: Database, idle_before: datetime, at: datetime, category_id: int | None = None
+) -> list[int]:
+    """Close every open issue (of ``category_id``; None: any) whose newest article was
+    collected before ``idle_before`` (raising its version, with its ``IssueClosed`` event), in
+    one transaction; their ids."""
     with database.transaction() as cursor:
         cursor.execute(
             """
             UPDATE issue SET state = 'closed', closed_at = %s, updated_at = %s,
                 version = version + 1
             WHERE state = 'open' AND last_article_at < %s
+              AND (%s::int IS NULL OR category_id = %s)
             RETURNING id
             """,
-            (at, at, idle_before),
+            (at, at, idle_before, category_id, category_id),
         )
         closed = sorted(int(r[0]) for r in cursor.fetchall())
         for issue_id in closed:

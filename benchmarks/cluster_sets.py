@@ -1,0 +1,251 @@
+"""Clustering quality on every labelled set, per method (issue 24), with 95 % bootstrap
+intervals over stories (1,000 resamples; for two methods, of their paired difference):
+
+- ko-dev (../shared/data/ko-dev): the day slices and the stream apart, each split into the part
+  the headline method was tuned on and the held-out part (below), pooled pairwise F1 against
+  ``story_fine`` as its README scores it; and the stream replayed one day after another
+  through `newsdesk cluster --at` every 30 minutes (its headlines spread over each day in row
+  order), with issues per story;
+- UCI (benchmarks/cluster_quality.py's data), one run;
+- generated sets (benchmarks/headline_sets.py) at the sizes given, one category.
+
+    .venv/bin/python -m benchmarks.cluster_sets                        # everything but replays
+    .venv/bin/python -m benchmarks.cluster_sets --replay --sizes 5000 20000 100000
+
+Tuned on (issue 24): ko-dev's day slices 2025-12-16/정치, 2026-01-14/경제, 2026-01-20~21/기업
+and the stream's first day (2026-03-13); held out: 2025-12-18/부동산, 2026-01-15/IT,
+2026-02-05/증권 and the stream's 2026-03-14 and 15 (every other slice by date, fixed before
+tuning).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import random
+import time
+from collections import defaultdict
+from collections.abc import Hashable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from benchmarks.cluster_quality import DATA, gold_stories, load, one_run
+from benchmarks.headline_sets import GENERATORS
+from newsdesk.clustering import DEFAULT_THRESHOLDS, find_groups
+from newsdesk_local.quality import score
+from newsdesk_local.replay import ReplayServices, StreamArticle, replay
+
+KO_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "ko-dev" / "ko_dev_headlines.csv"
+TUNED = {"2025-12-16/정치", "2026-01-14/경제", "2026-01-20~21/기업", "stream/정치@2026-03-13"}
+MIN_SIZE = 3
+RESAMPLES = 1000
+
+Groups = list[list[Hashable]]
+Gold = dict[Hashable, Hashable]
+
+
+def ko_dev_parts() -> dict[str, list[dict[str, str]]]:
+    """The slices as clustered: each day slice whole; the stream's first day (tuned) and its
+    other two days (held out) as two pools."""
+    with KO_DEV.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    parts: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for row in rows:
+        name = row["slice"]
+        if name.startswith("stream"):
+            day = row["digest_date"]
+            name = f"{name}@{day}" if day == "2026-03-13" else f"{name}@2026-03-14~15"
+        parts[name].append(row)
+    for members in parts.values():
+        members.sort(key=lambda r: int(r["row"]))
+    return parts
+
+
+def f1(gold: Gold, groups: Groups) -> float:
+    return score(gold, [g for g in groups if len(g) >= MIN_SIZE]).pairwise_f1
+
+
+def story_counts(gold: Gold, groups: Groups) -> dict[Hashable, tuple[float, float, float]]:
+    """Per gold story: its true pairs found, its gold pairs, and its share of the predicted
+    pairs (a pair across two stories counts half to each); groups below the minimum size are
+    singletons. Summed over the stories they give pairwise P and R."""
+    counts: dict[Hashable, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    sizes: dict[Hashable, int] = defaultdict(int)
+    for story in gold.values():
+        sizes[story] += 1
+    for story, size in sizes.items():
+        counts[story][1] = size * (size - 1) / 2
+    for group in groups:
+        if len(group) < MIN_SIZE:
+            continue
+        members: dict[Hashable, int] = defaultdict(int)
+        for item in group:
+            members[gold[item]] += 1
+        total = len(group)
+        for story, k in members.items():
+            counts[story][0] += k * (k - 1) / 2
+            # its own pairs, and half of those with the group's other stories
+            counts[story][2] += k * (k - 1) / 2 + k * (total - k) / 2
+    return {story: (c[0], c[1], c[2]) for story, c in counts.items()}
+
+
+def _f1_of(counts: Sequence[tuple[float, float, float]]) -> float:
+    tp = sum(c[0] for c in counts)
+    gold_pairs = sum(c[1] for c in counts)
+    system = sum(c[2] for c in counts)
+    p = tp / system if system else 0.0
+    r = tp / gold_pairs if gold_pairs else 0.0
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def bootstrap(gold: Gold, runs: Sequence[Groups], seed: int = 24) -> list[tuple[float, float]]:
+    """95 % intervals of each run's pairwise F1 (and, with two runs, of the second minus the
+    first, from the same draws), resampling the gold stories with replacement and summing
+    their pair counts (``story_counts``)."""
+    per_run = [story_counts(gold, groups) for groups in runs]
+    names = sorted(per_run[0], key=str)
+    rng = random.Random(seed)
+    samples: list[list[float]] = [[] for _ in range(len(runs) + (len(runs) == 2))]
+    for _ in range(RESAMPLES):
+        drawn = [rng.choice(names) for _ in names]
+        values = [_f1_of([counts[s] for s in drawn]) for counts in per_run]
+        for k, value in enumerate(values):
+            samples[k].append(value)
+        if len(runs) == 2:
+            samples[2].append(values[1] - values[0])
+    out = []
+    for values in samples:
+        values.sort()
+        out.append((values[int(0.025 * len(values))], values[int(0.975 * len(values)) - 1]))
+    return out
+
+
+def ko_dev(methods: dict[str, float]) -> None:
+    parts = ko_dev_parts()
+    subsets = {
+        "days, tuned": [p for p in parts if p in TUNED and "@" not in p],
+        "days, held out": [p for p in parts if p not in TUNED and "@" not in p],
+        "stream, tuned (03-13)": [p for p in parts if p in TUNED and "@" in p],
+        "stream, held out (03-14~15)": [p for p in parts if p not in TUNED and "@" in p],
+        "held out, pooled": [p for p in parts if p not in TUNED],
+        "all, pooled": list(parts),
+    }
+    grouped: dict[str, dict[str, Groups]] = {}
+    for method, threshold in methods.items():
+        grouped[method] = {}
+        for name, rows in parts.items():
+            titles = [r["title"] for r in rows]
+            found = find_groups(titles, threshold, MIN_SIZE, method=method)
+            grouped[method][name] = [[(name, rows[i]["row"]) for i in g.members] for g in found]
+    print("\nko-dev, one run per slice (pairwise F1 on story_fine, groups below 3 as singles)")
+    for subset, names in subsets.items():
+        gold: Gold = {(n, r["row"]): (n, r["story_fine"]) for n in names for r in parts[n]}
+        line(subset, gold, {m: [g for n in names for g in grouped[m][n]] for m in methods})
+
+
+def line(label: str, gold: Gold, runs: dict[str, Groups]) -> None:
+    names = list(runs)
+    cells = []
+    for name in names:
+        ((low, high),) = bootstrap(gold, [runs[name]])[:1]
+        cells.append(f"{name} {f1(gold, runs[name]):.3f} [{low:.3f}, {high:.3f}]")
+    if len(names) >= 2:
+        *_, (low, high) = bootstrap(gold, [runs[names[0]], runs[names[-1]]])
+        cells.append(f"Δ {names[-1]}−{names[0]} [{low:+.3f}, {high:+.3f}]")
+    print(f"  {label:<30} " + " | ".join(cells), flush=True)
+
+
+def uci(methods: dict[str, float]) -> None:
+    data = load(DATA, "TITLE", "CATEGORY", "TIMESTAMP", "STORY")
+    gold: Gold = dict(gold_stories(data).items())
+    runs: dict[str, Groups] = {
+        m: [list(g) for g in one_run(data, m, t, MIN_SIZE, True)] for m, t in methods.items()
+    }
+    print("\nUCI sample, one run per category")
+    line("uci_news_5k", gold, runs)
+
+
+def generated(methods: dict[str, float], sizes: Sequence[int]) -> None:
+    print("\ngenerated, one category, one run (seconds in this process)")
+    for make in GENERATORS.values():
+        for n in sizes:
+            made = make(n)
+            gold: Gold = dict(enumerate(made.stories))
+            runs: dict[str, Groups] = {}
+            seconds = {}
+            for method, threshold in methods.items():
+                started = time.perf_counter()
+                found = find_groups(
+                    made.titles, threshold, MIN_SIZE, method=method, times=made.times
+                )
+                seconds[method] = time.perf_counter() - started
+                runs[method] = [list(g.members) for g in found]
+            timing = ", ".join(f"{m} {s:.1f} s" for m, s in seconds.items())
+            line(f"{made.name} ({timing})", gold, runs)
+
+
+def stream_replay(methods: dict[str, float], every: timedelta) -> None:
+    """ko-dev's stream, one day after another: each day's headlines spread over 06:00–22:00
+    KST in row order."""
+    rows = [
+        r for part, members in ko_dev_parts().items() if part.startswith("stream") for r in members
+    ]
+    by_day: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for r in rows:
+        by_day[r["digest_date"]].append(r)
+    articles = []
+    for day, members in sorted(by_day.items()):
+        start = datetime.fromisoformat(day).replace(tzinfo=UTC) - timedelta(hours=3)
+        step = timedelta(hours=16) / len(members)
+        articles += [
+            StreamArticle(r["row"], r["title"], "정치", start + k * step)
+            for k, r in enumerate(members)
+        ]
+    gold: Gold = {r["row"]: r["story_fine"] for r in rows}
+    groups: Groups
+    held = {r["row"] for r in rows if r["digest_date"] != "2026-03-13"}
+    print(f"\nko-dev stream replayed every {every} through `newsdesk cluster --at`")
+    with ReplayServices(os.environ) as services:
+        for method, threshold in methods.items():
+            env = services.environ(f"ko_{method}") | {
+                "CLUSTER_METHOD": method,
+                "CLUSTER_THRESHOLD": str(threshold),
+                "CLUSTER_MIN_SIZE": str(MIN_SIZE),
+                "EXTRACT_ENABLED": "false",
+            }
+            replayed = replay(articles, every, env)
+            groups = [list(g) for g in replayed.groups if len(g) >= MIN_SIZE]
+            s = score(gold, groups)
+            held_gold: Gold = {k: v for k, v in gold.items() if k in held}
+            held_groups: Groups = [[k for k in g if k in held] for g in groups]
+            ((low, high),) = bootstrap(gold, [groups])[:1]
+            print(
+                f"  {method:<9} {threshold:.2f} F1 {s.pairwise_f1:.3f} [{low:.3f}, {high:.3f}] "
+                f"held-out days F1 {f1(held_gold, held_groups):.3f}; {s.issues} issues, "
+                f"{s.issues_per_story:.2f} per story; {len(replayed.runs)} runs, "
+                f"{replayed.seconds:.0f} s",
+                flush=True,
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--methods", nargs="*", default=["seed", "centroid", "headline"])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[5000, 20000])
+    parser.add_argument("--replay", action="store_true", help="ko-dev's stream every 30 minutes")
+    args = parser.parse_args()
+    methods = {m: DEFAULT_THRESHOLDS[m] for m in args.methods}
+    print("methods: " + ", ".join(f"{m} {t:.2f}" for m, t in methods.items()))
+    ko_dev(methods)
+    uci(methods)
+    if args.sizes:
+        generated(methods, args.sizes)
+    if args.replay:
+        stream_replay(methods, timedelta(minutes=30))
+
+
+if __name__ == "__main__":
+    main()
