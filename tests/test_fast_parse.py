@@ -119,6 +119,15 @@ PROBES = {
     "a javascript link": "<item><link>javascript:alert(1)</link></item>",
     "an empty link beside a permalink guid": "<item><link/><guid>https://n.test/19</guid></item>",
     "no items": "",
+    "double-escaped title, bare < and > in a summary": (
+        "<item><title>&amp;#39;미치고 환장&amp;#39; &amp;amp; &lt;속보&gt;</title>"
+        "<link>https://n.test/20</link><description>수익률 3% &lt; 5% 그리고 7 &gt; 2 전망"
+        "</description></item>"
+    ),
+    "references XML refuses": (
+        "<item><title>웃음 &#xD83D;&#xDE00; &#xDE00; &#x110000;</title>"
+        "<link>https://n.test/21</link></item>"
+    ),
 }
 
 

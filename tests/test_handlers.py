@@ -254,10 +254,12 @@ def test_worker_logs_the_seed_line_and_emits_the_funnel(aws_env, database, serve
 
 
 POISON = (
-    b'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>t</title>'
-    # an emoji written as a UTF-16 surrogate pair: feedparser raises UnicodeEncodeError
-    b"<item><title>&#55357;&#56832; \xea\xb8\xb0\xec\x82\xac</title>"
-    b"<link>https://example.test/poison</link></item></channel></rss>"
+    b'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"'
+    b' xmlns:cc="http://backend.userland.com/creativeCommonsRssModule"><channel><title>t</title>'
+    b"<item><title>\xea\xb8\xb0\xec\x82\xac</title><link>https://example.test/poison</link></item>"
+    # a broken tag, then a licence outside any item: feedparser's loose parser raises KeyError
+    # (an emoji as a surrogate pair, the poison before issue 22, is now read)
+    b"<i<title>tem><cc:license>x</cc:license></channel></rss>"
 )
 
 
@@ -275,7 +277,7 @@ def test_a_feed_that_crashes_the_parser_is_that_feeds_failure_not_the_outlets(
     (outlet,) = response["outlets"]
     poisoned, good = outlet["feeds"]
     assert (poisoned["status"], poisoned["failure_class"]) == ("failed", "parse_error")
-    assert "UnicodeEncodeError" in poisoned["error"]
+    assert "KeyError" in poisoned["error"]
     assert (good["status"], good["new"]) == ("ok", 3)
     assert outlet["failed_parse_error"] == 1
     assert count_articles(database) == 3

@@ -33,8 +33,16 @@ from newsdesk.core.times import format_time, parse_time
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
-# Response headers worth keeping beside the body.
-KEPT_HEADERS = ("Content-Type", "ETag", "Last-Modified", "Cache-Control", "Content-Encoding")
+# Response headers worth keeping beside the body (Content-Language: what parse_feed gives
+# feedparser beside the Content-Type, so that a body parsed again reads alike).
+KEPT_HEADERS = (
+    "Content-Type",
+    "ETag",
+    "Last-Modified",
+    "Cache-Control",
+    "Content-Encoding",
+    "Content-Language",
+)
 FEEDS = "feeds/"
 PAGES = "pages/"
 METADATA_MAX_BYTES = 2048  # S3's bound on user metadata: its keys and values, in UTF-8

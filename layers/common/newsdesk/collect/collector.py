@@ -288,7 +288,9 @@ class OutletCollector:
                 # and, outside reading_feed, a raw-layer fault fails the record
                 _, report.raw_stored = self._raw.put(feed, fetched, self._clock())
             with reading_feed(feed):
-                parsed = parse_feed(fetched.content, fetched.content_type, fetched.url)
+                parsed = parse_feed(
+                    fetched.content, fetched.content_type, fetched.url, headers=fetched.headers
+                )
         except FeedError as e:
             self._feed_failed(feed, state, report, at, e, time.monotonic() - started)
             return False

@@ -1,13 +1,29 @@
 """Feed bytes to what a parser can trust: the encoding the evidence supports, not the one a
 header or an XML declaration claims.
 
-The order (issue 12): a byte order mark; then a body that is valid UTF-8 is UTF-8 whatever its
-label says (a UTF-8 feed labelled EUC-KR is common, and legacy Korean text is almost never
-valid UTF-8); then a declared encoding of the EUC-KR family, read as CP949, its superset (the
-8,822 syllables EUC-KR lacks); then, for a body labelled UTF-8 (or not labelled, which means
-UTF-8) that is not valid UTF-8, CP949 when it is wholly valid CP949 (a mislabelled Korean feed),
-else UTF-8 with the bad bytes replaced. Everything else — other declared encodings, bodies whose
-first bytes say UTF-16, UTF-32 or EBCDIC — is left to feedparser, which reads those right.
+The order (issue 12; issue 23 changed the last step, a contract change): a byte order mark;
+then a body that is valid UTF-8 is UTF-8 whatever its label says (a UTF-8 feed labelled EUC-KR
+is common, and legacy Korean text is almost never valid UTF-8). A declared encoding other than
+UTF-8 and the EUC-KR family is left to feedparser, as are bodies whose first bytes say UTF-16,
+UTF-32 or EBCDIC: it reads those right. The EUC-KR family is every label WHATWG's Encoding
+Standard gives it (``windows-949``, ``cseuckr``, ``ks_c_5601-1989``, … and Java's
+``x-windows-949``; Python knows only some of them), read as CP949, its superset (the 8,822
+syllables EUC-KR lacks): a body of the family that is wholly valid CP949 is CP949.
+
+What is left, a body labelled UTF-8 (or not labelled, which means UTF-8) or of the EUC-KR family
+that neither codec decodes cleanly, is read by evidence: UTF-8 and CP949 are each scored by
+their errors (the bytes they cannot decode) and by what they do decode (characters beyond ASCII
+for UTF-8, Hangul for CP949). A reading counts only when it decodes more than it breaks, and,
+under a label of the EUC-KR family, only when its text has Hangul, the script that label
+implies; of those that count the fewest errors wins (the label's codec on a tie), its bad bytes
+replaced. When neither counts, the bytes go to feedparser as they are. Its last resort,
+windows-1252, is never a candidate here: it decodes nearly any bytes without an error, so an
+error count alone would always pick it.
+
+Before issue 23 a label of the family meant CP949 as soon as the body was not valid UTF-8 (a
+UTF-8 feed with one bad byte became mojibake in every title), and a UTF-8 label meant UTF-8
+with its bad bytes replaced unless the body was wholly valid CP949 (a CP949 feed with one bad
+byte lost all its Hangul; a Latin-1 one lost its accents, which feedparser alone reads).
 """
 
 from __future__ import annotations
@@ -15,6 +31,7 @@ from __future__ import annotations
 import codecs
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 _XML_DECLARATION = re.compile(rb"^\s*<\?xml[^>]*?encoding=[\"']([A-Za-z0-9._-]+)[\"'][^>]*\?>")
@@ -29,9 +46,27 @@ _WIDE_STARTS = (
     b"\x3c\x00\x3f\x00",  # UTF-16 LE
     b"\x4c\x6f\xa7\x94",  # EBCDIC
 )
-_KOREAN_LEGACY = {"euc_kr", "cp949"}  # Python's names for ks_c_5601-1987, korean, uhc, …
+# WHATWG Encoding Standard, "EUC-KR" (https://encoding.spec.whatwg.org/#names-and-labels), and
+# Java's name for CP949; Python knows some of them (as euc_kr), not windows-949 and five others.
+EUC_KR_LABELS = frozenset(
+    {
+        "cseuckr",
+        "csksc56011987",
+        "euc-kr",
+        "iso-ir-149",
+        "korean",
+        "ks_c_5601-1987",
+        "ks_c_5601-1989",
+        "ksc5601",
+        "ksc_5601",
+        "windows-949",
+        "x-windows-949",
+    }
+)
+_HANGUL = re.compile("[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]+")
 _ASCII = bytes(range(128))
 UTF8_REPLACED = "utf-8 (invalid bytes replaced)"
+CP949_REPLACED = "cp949 (invalid bytes replaced)"
 
 
 @dataclass(frozen=True)
@@ -51,14 +86,24 @@ def declared_encoding(content: bytes, content_type: str | None) -> str | None:
     return declaration.group(1).decode("ascii") if declaration else None
 
 
-def decode_feed(content: bytes, content_type: str | None) -> Decoded:
-    as_is = {"content-type": content_type} if content_type else {}
+def decode_feed(
+    content: bytes, content_type: str | None, passed: Mapping[str, str] | None = None
+) -> Decoded:
+    """What feedparser (or the fast reader) should read. ``passed``: the response's headers,
+    which reach feedparser as they came (Content-Location is the base of relative URIs,
+    Content-Language the text's language) but Content-Type, which says what was decided."""
+    kept = {
+        name.lower(): value
+        for name, value in (passed or {}).items()
+        if name.lower() != "content-type" and value
+    }
+    as_is = {"content-type": content_type, **kept} if content_type else kept
     if content.startswith(_BOMS):
         return Decoded(content, as_is, None, utf8=False)
     if content.startswith(codecs.BOM_UTF8):
         body = content[len(codecs.BOM_UTF8) :]
         if _is_utf8(body):
-            return _relabelled(body, content_type, "utf-8")
+            return _relabelled(body, content_type, "utf-8", kept)
         return Decoded(content, as_is, None, utf8=False)  # feedparser's own BOM handling
     if content.startswith(_WIDE_STARTS):
         return Decoded(content, as_is, None, utf8=False)
@@ -67,17 +112,54 @@ def decode_feed(content: bytes, content_type: str | None) -> Decoded:
     if content.isascii():  # every label but a wide one reads it alike: feedparser reads it
         return Decoded(content, as_is, None, utf8=_ascii_compatible(codec))
     if _is_utf8(content):
-        return _relabelled(content, content_type, "utf-8", already=codec == "utf-8")
-    if codec in _KOREAN_LEGACY:
-        text = content.decode("cp949", errors="replace")
-        return _relabelled(text.encode("utf-8"), content_type, "cp949")
-    if codec != "utf-8":
+        return _relabelled(content, content_type, "utf-8", kept, already=codec == "utf-8")
+    korean = codec == "cp949"
+    if not korean and codec != "utf-8":
         return Decoded(content, as_is, None, utf8=False)  # a declared encoding feedparser reads
-    try:
-        text, encoding = content.decode("cp949"), "cp949"
-    except UnicodeDecodeError:
-        text, encoding = content.decode("utf-8", errors="replace"), UTF8_REPLACED
-    return _relabelled(text.encode("utf-8"), content_type, encoding)
+    reading = by_evidence(content, korean)
+    if reading is None:
+        return Decoded(content, as_is, None, utf8=False)  # no evidence: feedparser's reading
+    return _relabelled(reading.text.encode("utf-8"), content_type, reading.encoding, kept)
+
+
+@dataclass(frozen=True)
+class Reading:
+    codec: str  # "utf-8" or "cp949"
+    text: str  # bad bytes replaced by U+FFFD
+    errors: int
+    evidence: int  # characters beyond ASCII for UTF-8, Hangul for CP949
+    hangul: int
+
+    @property
+    def counts(self) -> bool:
+        return self.evidence > self.errors
+
+    @property
+    def encoding(self) -> str:
+        return f"{self.codec} (invalid bytes replaced)" if self.errors else self.codec
+
+
+def by_evidence(content: bytes, korean: bool) -> Reading | None:
+    """The reading of a body that is not valid UTF-8 that the evidence supports, or None
+    (module docstring); ``korean``: the label is of the EUC-KR family."""
+    cp949 = _reading(content, "cp949")
+    if korean and not cp949.errors:
+        return cp949
+    utf8 = _reading(content, "utf-8")
+    order = (cp949, utf8) if korean else (utf8, cp949)  # the label's codec first: it wins ties
+    counting = [r for r in order if r.counts and (r.hangul or not korean)]
+    return min(counting, key=lambda r: r.errors) if counting else None
+
+
+def _reading(content: bytes, codec: str) -> Reading:
+    text = content.decode(codec, errors="replace")
+    replaced = text.count("\ufffd")
+    if codec == "utf-8":  # a U+FFFD the body spells out is no error
+        replaced -= content.count("\ufffd".encode())
+    hangul = len(text) - len(_HANGUL.sub("", text))
+    beyond_ascii = len(text) - len(text.encode("ascii", errors="ignore")) - replaced
+    evidence = hangul if codec == "cp949" else beyond_ascii
+    return Reading(codec, text, replaced, evidence, hangul)
 
 
 def _is_utf8(content: bytes) -> bool:
@@ -89,15 +171,20 @@ def _is_utf8(content: bytes) -> bool:
 
 
 def _relabelled(
-    utf8: bytes, content_type: str | None, encoding: str, already: bool = False
+    utf8: bytes,
+    content_type: str | None,
+    encoding: str,
+    kept: dict[str, str],
+    already: bool = False,
 ) -> Decoded:
     """UTF-8 bytes with a header and an XML declaration that say so."""
     if already:
-        headers = {"content-type": content_type} if content_type else {}
+        headers = {"content-type": content_type, **kept} if content_type else kept
         return Decoded(utf8, headers, encoding, utf8=True)
     media_type = (content_type or "").partition(";")[0].strip() or "application/xml"
     utf8 = _DECLARED.sub(rb"\g<1>utf-8", utf8[:200], count=1) + utf8[200:]
-    return Decoded(utf8, {"content-type": f"{media_type}; charset=utf-8"}, encoding, utf8=True)
+    headers = {"content-type": f"{media_type}; charset=utf-8", **kept}
+    return Decoded(utf8, headers, encoding, utf8=True)
 
 
 @functools.cache
@@ -109,7 +196,11 @@ def _ascii_compatible(codec: str | None) -> bool:
 
 
 def _codec(label: str) -> str | None:
+    """Python's name for ``label``; the EUC-KR family, whatever its spelling, is CP949."""
+    if label.lower() in EUC_KR_LABELS:
+        return "cp949"
     try:
-        return codecs.lookup(label).name
+        name = codecs.lookup(label).name
     except LookupError:
         return None
+    return "cp949" if name == "euc_kr" else name

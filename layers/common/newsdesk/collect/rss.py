@@ -58,6 +58,7 @@ class Item:
     guid: str
     summary: str  # as the feed writes it: HTML or text
     published: time.struct_time | None
+    title_is_html: bool | None = None  # as feedparser says; None: by feedparser's test
 
 
 @dataclass(frozen=True)
