@@ -27,6 +27,9 @@ from newsdesk_local.feeds import SavedStore, TableStore
 from newsdesk_local.saved_state import load_tables, store_tables
 from tests.test_cli import environ, write_sources
 
+# its tests start servers or processes of their own (tests/conftest.py)
+pytestmark = pytest.mark.integration
+
 NEWSDESK = Path(sys.executable).with_name("newsdesk")  # the console script
 AT = datetime(2026, 12, 1, 5, 0, tzinfo=UTC)  # 14:00 in Seoul, 00:00 in New York
 FAR = datetime(2099, 1, 1, 5, 30, tzinfo=UTC)  # a breaker open until then is open in any test

@@ -166,6 +166,7 @@ def test_the_locks_inputs_are_the_packages_ranges(inputs):
         assert f'"{requirement}"' in pyproject, requirement
 
 
+@pytest.mark.integration
 def test_collect_functions_do_not_import_the_numeric_stack():
     code = (
         "import sys\n"
