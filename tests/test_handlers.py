@@ -11,9 +11,10 @@ from botocore.stub import Stubber
 from newsdesk.aws.clients import sqs_client
 from newsdesk.aws.state_table import StateTable
 from newsdesk.collect.fanout import fan_out
+from newsdesk.core.breaker import BreakerPolicy
 from newsdesk.core.errors import FanOutError
 from newsdesk.core.messages import OutletMessage
-from newsdesk.core.schedule import BreakerPolicy, OutletState
+from newsdesk.core.schedule import OutletState
 from newsdesk.core.sources import Feed
 from newsdesk.core.times import format_time, parse_time
 from newsdesk_local.feedserver import Route
@@ -79,7 +80,7 @@ def test_fanout_skips_outlets_whose_breaker_is_open(aws_env, tmp_path):
         ("언론사04", scheduled - timedelta(hours=2)),
     ):
         outlet = OutletState(name)
-        outlet.tripped(tripped_at, BreakerPolicy())
+        outlet.breaker.tripped(tripped_at, BreakerPolicy())
         table.save(outlet)
     result = invoke("fanout", load_event("fanout"), SOURCES_PATH=str(sources))
     # THEN 03 is skipped (cooling down) and 04 is sent, to be probed half-open

@@ -5,16 +5,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from newsdesk.aws.state_table import from_item, to_item
+from newsdesk.core.breaker import BREAKER_CLOSED, BREAKER_HALF_OPEN, BREAKER_OPEN, BreakerPolicy
 from newsdesk.core.hosts import HostState
-from newsdesk.core.schedule import (
-    BREAKER_CLOSED,
-    BREAKER_HALF_OPEN,
-    BREAKER_OPEN,
-    BreakerPolicy,
-    FeedState,
-    OutletState,
-    SchedulePolicy,
-)
+from newsdesk.core.schedule import FeedState, OutletState, SchedulePolicy
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
 H = timedelta(hours=1)
@@ -70,7 +63,7 @@ def test_round_trip_through_dynamodb_attributes():
     )
     assert from_item(FeedState, to_item(state)) == state
     outlet = OutletState("연합뉴스")
-    outlet.tripped(T0, BreakerPolicy())
+    outlet.breaker.tripped(T0, BreakerPolicy())
     assert from_item(OutletState, to_item(outlet)) == outlet
 
 
@@ -85,12 +78,12 @@ def test_round_trip_through_dynamodb_attributes():
     ],
 )
 def test_breaker_states(trips_before, at, mode):
-    outlet = OutletState("A")
+    breaker = OutletState("A").breaker
     for _ in range(trips_before):
-        outlet.tripped(T0, BreakerPolicy())
-    assert outlet.breaker_at(at) == mode
-    outlet.closed()
-    assert (outlet.breaker_at(at), outlet.trips) == (BREAKER_CLOSED, 0)
+        breaker.tripped(T0, BreakerPolicy())
+    assert breaker.state_at(at) == mode
+    breaker.closed()
+    assert (breaker.state_at(at), breaker.trips) == (BREAKER_CLOSED, 0)
 
 
 def test_a_host_fails_until_a_page_comes_back_and_its_breaker_closes():
@@ -100,6 +93,6 @@ def test_a_host_fails_until_a_page_comes_back_and_its_breaker_closes():
     host.failed(at, "HTTP 503", max_failures=2, policy=BreakerPolicy())
     assert host.failing(at)  # one in a row, breaker still closed
     host.failed(at, "HTTP 503", max_failures=2, policy=BreakerPolicy())
-    assert host.breaker == "open"
+    assert host.breaker.state == "open"
     host.succeeded()
     assert not host.failing(at)

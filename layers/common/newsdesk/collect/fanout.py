@@ -19,15 +19,10 @@ from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
 from newsdesk.aws.state_table import OutletRecords, StateTable
+from newsdesk.core.breaker import BREAKER_OPEN
 from newsdesk.core.errors import FanOutError
 from newsdesk.core.messages import OutletMessage
-from newsdesk.core.schedule import (
-    BREAKER_OPEN,
-    Silence,
-    SilencePolicy,
-    open_breakers,
-    silence,
-)
+from newsdesk.core.schedule import Silence, SilencePolicy, open_breakers, silence
 from newsdesk.core.sources import Feed, Outlet, group_by_outlet
 from newsdesk.core.times import format_time
 
@@ -85,7 +80,7 @@ def fan_out_round(
     skip = open_breakers({name: outlet for name, (outlet, _) in records.items()}, scheduled_at)
     cooling: list[dict[str, Any]] = []  # the round's report lists them as cooling down
     for name in sorted(skip):
-        breaker = records[name][0]
+        breaker = records[name][0].breaker
         open_until = format_time(breaker.open_until or scheduled_at)
         logger.info(
             "outlet skipped: breaker open",
