@@ -9,6 +9,7 @@ import pytest
 from botocore.stub import Stubber
 
 from newsdesk.aws.clients import sqs_client
+from newsdesk.aws.outlet_queue import OutletQueue
 from newsdesk.aws.state_table import StateTable
 from newsdesk.collect.fanout import fan_out
 from newsdesk.core.breaker import BreakerPolicy
@@ -149,9 +150,8 @@ def test_fanout_retries_the_entries_sqs_failed(aws_env):
     with Stubber(sqs) as stub:
         stub.add_response("send_message_batch", batch_response(["0", "1", "2"], {"1"}))
         stub.add_response("send_message_batch", batch_response(["1"], set()))
-        result = fan_out(
-            feeds, parse_time("2026-12-01T00:00:00Z"), sqs, "https://q.test/q", sleep=lambda _: None
-        )
+        queue = OutletQueue(sqs, "https://q.test/q", sleep=lambda _: None)
+        result = fan_out(feeds, parse_time("2026-12-01T00:00:00Z"), queue)
         stub.assert_no_pending_responses()
     assert (result.messages_sent, result.batches, result.retried) == (3, 2, 1)
 
@@ -162,14 +162,9 @@ def test_fanout_raises_when_sqs_keeps_failing(aws_env):
     with Stubber(sqs) as stub:
         for _ in range(3):
             stub.add_response("send_message_batch", batch_response(["0"], {"0"}))
+        queue = OutletQueue(sqs, "https://q.test/q", sleep=lambda _: None)
         with pytest.raises(FanOutError, match="O1"):
-            fan_out(
-                feeds,
-                parse_time("2026-12-01T00:00:00Z"),
-                sqs,
-                "https://q.test/q",
-                sleep=lambda _: None,
-            )
+            fan_out(feeds, parse_time("2026-12-01T00:00:00Z"), queue)
 
 
 def count_articles(database):
