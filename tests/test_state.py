@@ -96,3 +96,29 @@ def test_a_host_fails_until_a_page_comes_back_and_its_breaker_closes():
     assert host.breaker.state == "open"
     host.succeeded()
     assert not host.failing(at)
+
+
+def test_breakers_keep_the_items_attribute_names():
+    # GIVEN a host and an outlet whose breakers have every field set
+    host = HostState("www.yna.co.kr", last_request_ms=1, last_error="HTTP 503", last_error_at=T0)
+    host.robots_status, host.robots_txt, host.robots_fetched_at = "ok", "", T0
+    host.retry_after_until = T0
+    for _ in range(3):
+        host.failed(T0, "HTTP 503", max_failures=3, policy=BreakerPolicy())
+    outlet = OutletState("연합뉴스")
+    outlet.breaker.failed(T0, 1, BreakerPolicy())
+    # THEN their items hold the attributes items held before the breaker was one value: a
+    # host's failures in a row as consecutive_failures, an outlet's (one message's) not at all
+    breaker = {"breaker", "trips", "opened_at", "open_until"}
+    assert set(to_item(host)) == {
+        *("pk", "sk", "host", "last_request_ms", "last_error", "last_error_at", "pages_fetched"),
+        *("robots_status", "robots_txt", "robots_fetched_at", "retry_after_until"),
+        "consecutive_failures",
+        *breaker,
+    }
+    assert set(to_item(outlet)) == {"pk", "sk", "source", *breaker}
+    assert to_item(host)["consecutive_failures"] == {"N": "3"}
+    assert to_item(host)["breaker"] == to_item(outlet)["breaker"] == {"S": "open"}
+    # AND decode to the same records (an outlet's failures are counted afresh each message)
+    assert from_item(HostState, to_item(host)) == host
+    assert from_item(OutletState, to_item(outlet)).breaker.failures == 0
