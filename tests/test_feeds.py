@@ -418,6 +418,20 @@ def free_port():
 
 
 @pytest.mark.slow
+def test_the_console_script_runs_a_round_in_its_containers(data_dir, postgres_url, serve):
+    # GIVEN a feed on loopback WHEN `newsdesk collect` runs as a person runs it (a process of
+    # its own: its containers are forked as the console script's, which each re-runs)
+    feed = serve("/g.xml", "good.xml")
+    sources = write_sources(data_dir.parent / "one.yaml", [("뉴시스", feed, "정치")])
+    env = environ(data_dir, DATABASE_URL=postgres_url, FETCH_ALLOW_PRIVATE_NETWORKS="true")
+    done = run("collect", "--sources", str(sources), "--json", "--concurrency", "1", env=env)
+    # THEN the worker's container collected it and the extractor's ran over its articles
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    (outlet,) = json.loads(done.stdout)["outlets"]
+    assert (outlet["source"], outlet["feeds_failed"], outlet["new"] > 0) == ("뉴시스", 0, True)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("endpoint", ["http://127.0.0.1:{port}", "not a url"])
 def test_exit_2_for_an_unreachable_or_malformed_aws_endpoint(data_dir, postgres_url, endpoint):
     env = environ(
