@@ -15,7 +15,7 @@ import pytest
 from infra.transform import load, transformed
 from newsdesk.aws.state_table import StateTable
 from newsdesk.core.schedule import BreakerPolicy, FeedState, OutletState, SchedulePolicy
-from newsdesk.core.settings import Settings
+from newsdesk.core.settings import Settings, variables
 from newsdesk.core.times import parse_time
 from newsdesk.storage.migrate import available
 from tests.conftest import (
@@ -79,18 +79,8 @@ def environment(template, name):
 
 
 def variables_the_code_reads() -> set[str]:
-    """Every name passed to the settings reader in settings.py."""
-    tree = ast.parse((ROOT / "layers/common/newsdesk/core/settings.py").read_text(encoding="utf-8"))
-    return {
-        str(node.args[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == "reader"
-        and node.args
-        and isinstance(node.args[0], ast.Constant)
-    }
+    """Every variable of the settings tables (newsdesk.core.settings)."""
+    return {v.name for rows in variables().values() for v in rows}
 
 
 def literal_value(template, value: Any) -> str:
