@@ -12,6 +12,13 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from newsdesk.core.settings import CollectSettings
+
+# The policies' defaults are the collect table's: COLLECT_PERIOD_SECONDS (a round) and
+# OUTLET_SILENT_HOURS.
+ROUND = timedelta(seconds=CollectSettings.collect_period_seconds)
+SILENT_AFTER = timedelta(hours=CollectSettings.outlet_silent_hours)
+
 STATUS_OK = "ok"
 STATUS_NOT_MODIFIED = "not_modified"
 STATUS_FAILED = "failed"
@@ -26,7 +33,7 @@ class SchedulePolicy:
     """How often feeds are checked: every ``period`` while they publish, doubling toward
     ``max_interval`` while they do not; failures back off the same way (never disabled)."""
 
-    period: timedelta = timedelta(minutes=30)
+    period: timedelta = ROUND
     max_interval: timedelta = timedelta(hours=6)
 
     def interval(self, streak: int, floor_seconds: float = 0.0) -> timedelta:
@@ -39,7 +46,7 @@ class BreakerPolicy:
     """The outlet's cool-down after its in-message breaker trips: doubling from ``cooldown``
     on each consecutive trip, up to ``max_cooldown``."""
 
-    cooldown: timedelta = timedelta(minutes=30)
+    cooldown: timedelta = ROUND
     max_cooldown: timedelta = timedelta(hours=6)
 
     def cooldown_after(self, trips: int) -> timedelta:
@@ -202,8 +209,8 @@ class SilencePolicy:
     first attempt, and it is not merely waiting: one of its feeds failed at its last attempt, or
     is overdue by more than ``period`` (a round), or its breaker is open."""
 
-    window: timedelta = timedelta(hours=6)
-    period: timedelta = timedelta(minutes=30)
+    window: timedelta = SILENT_AFTER
+    period: timedelta = ROUND
 
 
 @dataclass(frozen=True)
