@@ -94,6 +94,7 @@ TABLES: dict[str, type] = {
 class Settings(LocalSettings, ClusterSettings, ExtractSettings, CollectSettings, StorageSettings):
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Every row of the tables read from ``environ`` (``os.environ`` when None)."""
         env = os.environ if environ is None else environ
         # Under `sam local invoke` (which sets AWS_SAM_LOCAL) the template's empty
         # AWS_ENDPOINT_URL would send every call to real AWS with the developer's credentials.

@@ -28,8 +28,8 @@ class ClusterSettings:
     cluster_method: str = setting(
         "seed",
         choice(CLUSTER_METHODS),
-        "`seed` (the seed pipeline's groups, exactly), `centroid` or `headline` "
-        "(docs/clustering.md)",
+        "how titles are grouped (docs/clustering.md); `seed` gives the seed pipeline's groups, "
+        "exactly",
         (CLUSTER,),
     )
     cluster_threshold: float | None = setting(
