@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from newsdesk.core.settings import CollectSettings
+
 BREAKER_CLOSED = "closed"
 BREAKER_OPEN = "open"
 BREAKER_HALF_OPEN = "half_open"
@@ -23,7 +25,7 @@ class BreakerPolicy:
     """The cool-down after a breaker trips: doubling from ``cooldown`` on each consecutive
     trip, up to ``max_cooldown``."""
 
-    cooldown: timedelta = timedelta(minutes=30)
+    cooldown: timedelta = timedelta(seconds=CollectSettings.collect_period_seconds)  # a round
     max_cooldown: timedelta = timedelta(hours=6)
 
     def cooldown_after(self, trips: int) -> timedelta:

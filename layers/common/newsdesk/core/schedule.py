@@ -14,6 +14,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from newsdesk.core.breaker import BREAKER_OPEN, Breaker
+from newsdesk.core.settings import CollectSettings
+
+# The policies' defaults are the collect table's: COLLECT_PERIOD_SECONDS (a round) and
+# OUTLET_SILENT_HOURS.
+ROUND = timedelta(seconds=CollectSettings.collect_period_seconds)
+SILENT_AFTER = timedelta(hours=CollectSettings.outlet_silent_hours)
 
 STATUS_OK = "ok"
 STATUS_NOT_MODIFIED = "not_modified"
@@ -25,7 +31,7 @@ class SchedulePolicy:
     """How often feeds are checked: every ``period`` while they publish, doubling toward
     ``max_interval`` while they do not; failures back off the same way (never disabled)."""
 
-    period: timedelta = timedelta(minutes=30)
+    period: timedelta = ROUND
     max_interval: timedelta = timedelta(hours=6)
 
     def interval(self, streak: int, floor_seconds: float = 0.0) -> timedelta:
@@ -148,8 +154,8 @@ class SilencePolicy:
     first attempt, and it is not merely waiting: one of its feeds failed at its last attempt, or
     is overdue by more than ``period`` (a round), or its breaker is open."""
 
-    window: timedelta = timedelta(hours=6)
-    period: timedelta = timedelta(minutes=30)
+    window: timedelta = SILENT_AFTER
+    period: timedelta = ROUND
 
 
 @dataclass(frozen=True)
