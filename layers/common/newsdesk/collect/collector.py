@@ -29,6 +29,7 @@ from newsdesk.collect.response import (
 )
 from newsdesk.collect.urls import canonical_url
 from newsdesk.core.breaker import BREAKER_HALF_OPEN, BREAKER_OPEN, BreakerPolicy
+from newsdesk.core.entry import Entry
 from newsdesk.core.errors import FeedError, FeedReadError, HTTPStatusError, NewsdeskError
 from newsdesk.core.fetched import FetchResult
 from newsdesk.core.messages import OutletMessage
@@ -387,33 +388,44 @@ def store_entries(
     report.entries_seen = len(parsed.entries) + parsed.entries_without_link
     report.without_link = parsed.entries_without_link  # or without one that can be stored
     oldest = (fetched_at or seen_at) - entry_filter.max_age
-    fresh: list[Article] = []
-    for entry in parsed.entries:
-        if REPLACEMENT_CHARACTER in entry.title or REPLACEMENT_CHARACTER in entry.summary:
-            report.with_replacement_char += 1
-        if entry.published_at is None:
-            report.undated += 1
-        elif entry.published_at < oldest:
-            report.too_old += 1
-            continue
-        if entry_filter.photo.is_photo(entry.title):
-            report.photo_filtered += 1
-            continue
-        canonical = canonical_url(entry.link)
-        if not fits_a_key(canonical):  # percent-encoding made it too long to index
-            report.without_link += 1
-            continue
-        if canonical in seen:  # in another feed of this outlet, or twice in this one
-            report.duplicate_in_message += 1
-            continue
-        seen.add(canonical)
-        fresh.append(Article(entry, canonical))
+    fresh = [
+        article
+        for entry in parsed.entries
+        if (article := _to_store(entry, report, seen, entry_filter, oldest)) is not None
+    ]
     stored = articles.insert_articles(
         feed.source, feed.category, fresh, seen_at, entry_filter.outbox(feed), revise
     )
     report.new, report.revised = stored.inserted, stored.revised
     report.truncated, report.unstorable = stored.truncated, stored.unstorable
     report.duplicate_url, report.duplicate_guid = stored.duplicate_url, stored.duplicate_guid
+
+
+def _to_store(
+    entry: Entry, report: FeedReport, seen: set[str], entry_filter: EntryFilter, oldest: datetime
+) -> Article | None:
+    """``entry`` as an article to store, or None when it is left out (and counted in
+    ``report``): published before ``oldest``, photo news, a link too long to index, or a link
+    this pass has met (``seen``, which it joins)."""
+    if REPLACEMENT_CHARACTER in entry.title or REPLACEMENT_CHARACTER in entry.summary:
+        report.with_replacement_char += 1
+    if entry.published_at is None:
+        report.undated += 1
+    elif entry.published_at < oldest:
+        report.too_old += 1
+        return None
+    if entry_filter.photo.is_photo(entry.title):
+        report.photo_filtered += 1
+        return None
+    canonical = canonical_url(entry.link)
+    if not fits_a_key(canonical):  # percent-encoding made it too long to index
+        report.without_link += 1
+        return None
+    if canonical in seen:  # in another feed of this outlet, or twice in this one
+        report.duplicate_in_message += 1
+        return None
+    seen.add(canonical)
+    return Article(entry, canonical)
 
 
 @dataclass

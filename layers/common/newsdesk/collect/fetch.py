@@ -72,6 +72,7 @@ MAX_REDIRECTS = 5
 DETAIL_CHARS = 4000
 _QUERY = re.compile(r"\?[^\s'\"()<>]+")
 LOGGED_PATH_CHARS = 300  # of a URL's path, in a log line
+_UNREACHABLE = (errno.ENETUNREACH, errno.EHOSTUNREACH)  # an OSError's errno: no route
 
 
 @dataclass(frozen=True)
@@ -292,13 +293,7 @@ def fetch(
     comes back as a result with no content); any failure raises a ``FetchError``. With
     ``follow_redirects`` false a redirect is an answer: its status and Location, no body
     (the extractor follows a page's hops itself, each host's robots.txt first)."""
-    headers = {"User-Agent": policy.user_agent, "Accept-Encoding": "gzip, deflate"}
-    if policy.from_address:
-        headers["From"] = policy.from_address
-    if etag:
-        headers["If-None-Match"] = etag
-    if last_modified:
-        headers["If-Modified-Since"] = last_modified
+    headers = _request_headers(policy, etag, last_modified)
     watch = _Watch(policy)
     token = _active.set(watch)
     started = time.monotonic()
@@ -306,22 +301,7 @@ def fetch(
         with _session() as session:
             response = _follow(session, url, headers, watch, follow_redirects)
             with response:
-                status = response.status_code
-                hop = not follow_redirects and response.is_redirect
-                if status != 304 and not 200 <= status < 300 and not hop:
-                    raise HTTPStatusError(
-                        status, response.url, response.headers.get("Retry-After", "")
-                    )
-                empty = status == 304 or hop
-                content = b"" if empty else _read_body(response, policy.max_bytes, watch)
-                return FetchResult(
-                    url=response.url,
-                    status=status,
-                    content=content,
-                    headers=dict(response.headers),
-                    elapsed_seconds=time.monotonic() - started,
-                    wire_bytes=response.raw.tell(),
-                )
+                return _result(response, policy, watch, follow_redirects, started)
     except requests.Timeout as e:
         raise watch.timeout(exception_chain(e)) from e
     except requests.RequestException as e:
@@ -332,6 +312,45 @@ def fetch(
     finally:
         watch.stop()
         _active.reset(token)
+
+
+def _request_headers(
+    policy: FetchPolicy, etag: str | None, last_modified: str | None
+) -> dict[str, str]:
+    """Who asks (and how to reach them), what it accepts, and the validators it holds."""
+    headers = {"User-Agent": policy.user_agent, "Accept-Encoding": "gzip, deflate"}
+    if policy.from_address:
+        headers["From"] = policy.from_address
+    if etag:
+        headers["If-None-Match"] = etag
+    if last_modified:
+        headers["If-Modified-Since"] = last_modified
+    return headers
+
+
+def _result(
+    response: requests.Response,
+    policy: FetchPolicy,
+    watch: _Watch,
+    follow_redirects: bool,
+    started: float,
+) -> FetchResult:
+    """The answer, its body read within the policy's cap; a status that is not a success, a
+    304 or (when not following) a redirect raises an ``HTTPStatusError``."""
+    status = response.status_code
+    hop = not follow_redirects and response.is_redirect
+    if status != 304 and not 200 <= status < 300 and not hop:
+        raise HTTPStatusError(status, response.url, response.headers.get("Retry-After", ""))
+    empty = status == 304 or hop
+    content = b"" if empty else _read_body(response, policy.max_bytes, watch)
+    return FetchResult(
+        url=response.url,
+        status=status,
+        content=content,
+        headers=dict(response.headers),
+        elapsed_seconds=time.monotonic() - started,
+        wire_bytes=response.raw.tell(),
+    )
 
 
 def _follow(
@@ -453,45 +472,65 @@ def in_words(error: requests.RequestException, url: str) -> tuple[str, str]:
     failed_url = getattr(request, "url", None) or url  # the hop that failed, after redirects
     where, host = _where(failed_url), urlsplit(failed_url).hostname or failed_url
     chain = _chain(error)
+    return (
+        _request_in_words(error)
+        or _connection_in_words(chain, where, host)
+        or _answer_in_words(error, chain, where)
+        or ("other", f"connection to {where} failed ({type(chain[-1]).__name__})")
+    )
 
-    def has(*kinds: type[BaseException]) -> BaseException | None:
-        return next((e for e in chain if isinstance(e, kinds)), None)
 
+def _request_in_words(error: requests.RequestException) -> tuple[str, str] | None:
+    """A request that could not be made, or went round too many redirects."""
     if isinstance(error, requests.TooManyRedirects):
         return "redirects", f"more than {MAX_REDIRECTS} redirects"
     if isinstance(error, requests.exceptions.InvalidURL | requests.exceptions.MissingSchema):
         return "invalid_url", "not a URL that can be fetched"
     if isinstance(error, requests.exceptions.InvalidSchema):
         return "invalid_url", "not an http or https URL"
-    if has(socket.gaierror, urllib3.exceptions.NameResolutionError):
+    return None
+
+
+def _connection_in_words(
+    chain: list[BaseException], where: str, host: str
+) -> tuple[str, str] | None:
+    """A connection that was not made or not kept: DNS, TLS, refused, closed, reset,
+    unreachable (by the first of these in the error's chain of causes)."""
+    if _first_of(chain, socket.gaierror, urllib3.exceptions.NameResolutionError):
         return "dns", f"DNS lookup failed for {host}"
-    if (certificate := has(ssl.SSLCertVerificationError)) is not None:
+    if (certificate := _first_of(chain, ssl.SSLCertVerificationError)) is not None:
         why = getattr(certificate, "verify_message", "") or "not verified"
         return "tls", f"TLS certificate of {where} not accepted: {why}"
-    if (tls := has(ssl.SSLError)) is not None:
+    if (tls := _first_of(chain, ssl.SSLError)) is not None:
         why = str(getattr(tls, "reason", "") or "").replace("_", " ").lower() or "no reason given"
         return "tls", f"TLS handshake with {where} failed: {why}"
-    if has(ConnectionRefusedError):
+    if _first_of(chain, ConnectionRefusedError):
         return "refused", f"connection refused by {where}"
-    if has(http.client.RemoteDisconnected):  # a ConnectionResetError too: before it
+    if _first_of(chain, http.client.RemoteDisconnected):  # a ConnectionResetError too: before it
         return "closed", f"{where} closed the connection without an answer"
-    if has(ConnectionResetError):
+    if _first_of(chain, ConnectionResetError):
         return "reset", f"connection reset by {where}"
     unreachable = next(
-        (
-            e
-            for e in chain
-            if isinstance(e, OSError) and e.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH)
-        ),
+        (e for e in chain if isinstance(e, OSError) and e.errno in _UNREACHABLE),
         None,
     )
     if isinstance(unreachable, OSError) and unreachable.errno is not None:
         return "unreachable", f"{where} unreachable: {os.strerror(unreachable.errno).lower()}"
+    return None
+
+
+def _answer_in_words(
+    error: requests.RequestException, chain: list[BaseException], where: str
+) -> tuple[str, str] | None:
+    """An answer that broke off, or whose compression could not be undone."""
     if isinstance(error, requests.exceptions.ContentDecodingError):
         return "decoding", f"the compressed answer of {where} could not be decoded"
-    if isinstance(error, requests.exceptions.ChunkedEncodingError) or has(
-        http.client.IncompleteRead, urllib3.exceptions.ProtocolError
+    if isinstance(error, requests.exceptions.ChunkedEncodingError) or _first_of(
+        chain, http.client.IncompleteRead, urllib3.exceptions.ProtocolError
     ):
         return "broken", f"{where} broke off the answer"
-    root = chain[-1]
-    return "other", f"connection to {where} failed ({type(root).__name__})"
+    return None
+
+
+def _first_of(chain: list[BaseException], *kinds: type[BaseException]) -> BaseException | None:
+    return next((e for e in chain if isinstance(e, kinds)), None)

@@ -58,7 +58,7 @@ from newsdesk.core.settings import PRODUCT, Settings
 from newsdesk.core.times import format_time, local_time, utc_now
 from newsdesk.extract import page as judge
 from newsdesk.extract import similar
-from newsdesk.extract.text import decode_html, extract_text
+from newsdesk.extract.text import Extracted, decode_html, extract_text
 from newsdesk.storage.extractions import (
     BY_CANONICAL_URL,
     BY_CONTENT_HASH,
@@ -463,47 +463,33 @@ class PageExtractor:
             min_chars=article.min_chars,
         )
         if not judge.is_html(content_type, content):
-            report.status, report.reason = EXTRACT_ERROR, "not_html"
-            self._save(replace(base, status=EXTRACT_ERROR, reason="not_html"))
+            self._unreadable(base, report, "not_html")
             return
         try:
             page = decode_html(content)
             extracted = extract_text(page, final_url)
         except Exception:  # a page no one expected must not fail the record forever
             logger.exception("extraction failed", extra={"article_id": article.id})
-            report.status, report.reason = EXTRACT_ERROR, "extract_failed"
-            self._save(replace(base, status=EXTRACT_ERROR, reason="extract_failed"))
+            self._unreadable(base, report, "extract_failed")
             return
         min_chars = article.min_chars if article.min_chars is not None else self._policy.min_chars
         verdict = judge.judge_page(page, extracted, final_url, min_chars)
-        kept, ignored = judge.sane_canonical(extracted.canonical_url, final_url)
-        page_key: str | None = canonical_url(kept or final_url)
-        if kept and not fits_a_key(page_key or ""):  # its index cannot hold it (core.bounds)
-            kept, ignored = None, CANONICAL_TOO_LONG
-            page_key = canonical_url(final_url)
-        if not fits_a_key(page_key or ""):  # nor the final URL: the article's own key stands
-            page_key = None
-        # the text of an article, or of a short one; of a wall or a list, nothing worth keeping
-        kept_text = verdict.status in (judge.EXTRACT_OK, judge.FILTERED_THIN)
-        text = (extracted.text or None) if kept_text else None
-        extraction = replace(
-            base,
-            status=verdict.status,
-            reason=verdict.reason,
-            chars=verdict.chars,
-            text=text,
-            page_canonical=extracted.canonical_url,
-            canonical_ignored=ignored,
-            page_key=page_key,
-            page_title=extracted.title,
-            og_title=extracted.og_title,
-            page_published=extracted.published,
-            author=extracted.author,
-            language=extracted.language,
-        )
+        page_key, ignored = _page_key(extracted.canonical_url, final_url)
+        self._keep(article, report, _judged(base, verdict, extracted, page_key, ignored))
+        report.canonical_ignored = ignored
+
+    def _unreadable(self, base: Extraction, report: ArticleReport, reason: str) -> None:
+        """A page that gives no text to judge (not HTML, or one the extractor failed on)."""
+        report.status, report.reason = EXTRACT_ERROR, reason
+        self._save(replace(base, status=EXTRACT_ERROR, reason=reason))
+
+    def _keep(self, article: PendingArticle, report: ArticleReport, extraction: Extraction) -> None:
+        """Record a judged page, an article's text with its copy keys and the copies they find
+        (or those it is the original of: published before the copies already stored)."""
         sketch: list[int] = []
         copies = None
-        if verdict.status == judge.EXTRACT_OK and text:
+        text = extraction.text
+        if extraction.status == judge.EXTRACT_OK and text:
             extraction = replace(extraction, content_hash=similar.content_hash(text))
             sketch = similar.sketch(text)
             copies = self._copies(article, extraction, sketch)
@@ -513,7 +499,6 @@ class PageExtractor:
         report.copy_of, report.copy_reason = extraction.copy_of, extraction.copy_reason
         if adopted and copies is not None:  # published before the copies already stored
             report.original_of, report.copy_reason = adopted, copies.reason
-        report.canonical_ignored = ignored
 
     def _copies(
         self, article: PendingArticle, extraction: Extraction, sketch: list[int]
@@ -575,6 +560,44 @@ class PageExtractor:
                 min_chars=extraction.min_chars,
             )
             return self._store.record(refused)
+
+
+def _page_key(canonical: str | None, final_url: str) -> tuple[str | None, str | None]:
+    """The page's key — its sane canonical, else its final URL, as a canonical URL; None when
+    that is over a key's bound too (core.bounds: the article's own key stands) — and why the
+    canonical was ignored, if it was."""
+    kept, ignored = judge.sane_canonical(canonical, final_url)
+    page_key = canonical_url(kept or final_url)
+    if kept and not fits_a_key(page_key):  # its index cannot hold it
+        ignored, page_key = CANONICAL_TOO_LONG, canonical_url(final_url)
+    return (page_key if fits_a_key(page_key) else None), ignored
+
+
+def _judged(
+    base: Extraction,
+    verdict: judge.Verdict,
+    extracted: Extracted,
+    page_key: str | None,
+    ignored: str | None,
+) -> Extraction:
+    """``base`` (what was fetched) with its verdict and what the page says of itself. The
+    text is kept for an article, or a short one; of a wall or a list, nothing is worth keeping."""
+    kept_text = verdict.status in (judge.EXTRACT_OK, judge.FILTERED_THIN)
+    return replace(
+        base,
+        status=verdict.status,
+        reason=verdict.reason,
+        chars=verdict.chars,
+        text=(extracted.text or None) if kept_text else None,
+        page_canonical=extracted.canonical_url,
+        canonical_ignored=ignored,
+        page_key=page_key,
+        page_title=extracted.title,
+        og_title=extracted.og_title,
+        page_published=extracted.published,
+        author=extracted.author,
+        language=extracted.language,
+    )
 
 
 def _next_hop(url: str, location: str) -> str:

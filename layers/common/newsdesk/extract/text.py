@@ -349,43 +349,58 @@ def _paragraphs(container: lxml.html.HtmlElement) -> None:
     text, container.text = container.text, None
     for child in children:
         container.remove(child)
-    nodes: list[lxml.html.HtmlElement] = []
-    paragraph: lxml.html.HtmlElement | None = None
-
-    def add_text(words: str | None) -> None:
-        nonlocal paragraph
-        if not words:
-            return
-        if paragraph is None and not words.strip():
-            if nodes:
-                nodes[-1].tail = (nodes[-1].tail or "") + words
-            else:
-                container.text = (container.text or "") + words
-            return
-        if paragraph is None:
-            paragraph = container.makeelement("p", {})
-            nodes.append(paragraph)
-        if len(paragraph):
-            paragraph[-1].tail = (paragraph[-1].tail or "") + words
-        else:
-            paragraph.text = (paragraph.text or "") + words
-
-    add_text(text)
+    paragraph = _put_text(container, None, text)
     for child in children:
         tail, child.tail = child.tail, None
-        if not _is_inline(child):
-            paragraph = None
-            nodes.append(child)
-        elif paragraph is not None:
-            paragraph.append(child)
-        elif child.text_content().strip():
-            paragraph = container.makeelement("p", {})
-            paragraph.append(child)
-            nodes.append(paragraph)
-        else:
-            nodes.append(child)
-        add_text(tail)
-    container.extend(nodes)
+        paragraph = _put_child(container, paragraph, child)
+        paragraph = _put_text(container, paragraph, tail)
+
+
+def _put_child(
+    container: lxml.html.HtmlElement,
+    paragraph: lxml.html.HtmlElement | None,
+    child: lxml.html.HtmlElement,
+) -> lxml.html.HtmlElement | None:
+    """``child`` back at the end of ``container``: a block as it was (the run ends), an inline
+    element in the open run, or opening one when it holds text; the run open after it."""
+    if not _is_inline(child):
+        container.append(child)
+        return None
+    if paragraph is None and child.text_content().strip():
+        paragraph = _opened(container)
+    (container if paragraph is None else paragraph).append(child)
+    return paragraph
+
+
+def _put_text(
+    container: lxml.html.HtmlElement, paragraph: lxml.html.HtmlElement | None, words: str | None
+) -> lxml.html.HtmlElement | None:
+    """``words`` at the end of ``container``: whitespace between runs as it was, other words in
+    the open run, or opening one; the run open after them."""
+    if not words:
+        return paragraph
+    if paragraph is None and not words.strip():
+        _append_text(container, words)
+        return None
+    if paragraph is None:
+        paragraph = _opened(container)
+    _append_text(paragraph, words)
+    return paragraph
+
+
+def _opened(container: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
+    """A new <p> at the end of ``container``."""
+    paragraph = container.makeelement("p", {})
+    container.append(paragraph)
+    return paragraph
+
+
+def _append_text(element: lxml.html.HtmlElement, words: str) -> None:
+    """``words`` after everything ``element`` holds (its last child's tail, else its text)."""
+    if len(element):
+        element[-1].tail = (element[-1].tail or "") + words
+    else:
+        element.text = (element.text or "") + words
 
 
 def _captions_opened(tree: lxml.html.HtmlElement) -> lxml.html.HtmlElement:

@@ -434,31 +434,40 @@ def _adopt(
     originals = {root for root in roots if root is not None and root != me}
     if not originals:
         return replace(extraction, copy_of=None, copy_reason=None), []
-    # The original: the first published (the feed's time, else the collected time); on a tie
-    # (a wire story republished with the agency's own timestamp) a news agency's article before
-    # a republisher's, then the one stored first. The same articles give the same original
-    # whichever of them is extracted first.
+    first = _first_published(cursor, [*originals, me], wire)
+    if first != me:  # a copy: and so are its own copies, of the same original
+        cursor.execute("UPDATE article_extraction SET copy_of = %s WHERE copy_of = %s", (first, me))
+        return replace(extraction, copy_of=first, copy_reason=copies.reason), []
+    _made_original(cursor, me, sorted(originals), copies.reason)
+    return replace(extraction, copy_of=None, copy_reason=None), sorted(originals)
+
+
+def _first_published(cursor: Cursor, ids: list[int], wire: list[str]) -> int | None:
+    """The original of ``ids``: the first published (the feed's time, else the collected time);
+    on a tie (a wire story republished with the agency's own timestamp) a news agency's article
+    (a source in ``wire``) before a republisher's, then the one stored first. The same articles
+    give the same original whichever of them is extracted first."""
     cursor.execute(
         """
         SELECT id FROM raw_article WHERE id = ANY(%s)
         ORDER BY COALESCE(published_at, collected_at), source = ANY(%s::text[]) DESC, id
         LIMIT 1
         """,
-        ([*originals, me], wire),
+        (ids, wire),
     )
-    first = _first(cursor)
-    if first != me:  # a copy: and so are its own copies, of the same original
-        cursor.execute("UPDATE article_extraction SET copy_of = %s WHERE copy_of = %s", (first, me))
-        return replace(extraction, copy_of=first, copy_reason=copies.reason), []
+    return _first(cursor)
+
+
+def _made_original(cursor: Cursor, me: int, originals: list[int], reason: str) -> None:
+    """``me`` the original of the articles once ``originals`` and of their copies; and of the
+    issue one of them is in, if ``me`` is in none (made of a copy before its original came)."""
     cursor.execute(
-        "UPDATE article_extraction SET copy_of = %s WHERE copy_of = ANY(%s)",
-        (me, list(originals)),
+        "UPDATE article_extraction SET copy_of = %s WHERE copy_of = ANY(%s)", (me, originals)
     )
     cursor.execute(
         "UPDATE article_extraction SET copy_of = %s, copy_reason = %s WHERE article_id = ANY(%s)",
-        (me, copies.reason, list(originals)),
+        (me, reason, originals),
     )
-    # an issue made of a copy before its original arrived is the original's too
     cursor.execute(
         """
         UPDATE raw_article SET issue_id = (
@@ -466,9 +475,8 @@ def _adopt(
         )
         WHERE id = %s AND issue_id IS NULL
         """,
-        (list(originals), me),
+        (originals, me),
     )
-    return replace(extraction, copy_of=None, copy_reason=None), sorted(originals)
 
 
 def _first(cursor: Cursor) -> int | None:
