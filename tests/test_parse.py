@@ -103,6 +103,47 @@ def test_a_byte_order_mark_decides(codec):
     assert [e.title for e in feed.entries] == ["한국은행 기준금리 동결"]
 
 
+@pytest.mark.parametrize(
+    ("content", "encoding"),
+    [
+        (("\ufeff" + KOREAN_RSS.format(label="utf-16")).encode("utf-16-le"), "utf-16le"),
+        (KOREAN_RSS.format(label="utf-16").encode("utf-16-be"), "utf-16be"),
+        (KOREAN_RSS.format(label="utf-32").encode("utf-32-be"), "utf-32be"),
+        (  # a lone surrogate in the bytes, and a last character cut short
+            KOREAN_RSS.format(label="utf-16")
+            .encode("utf-16-be")
+            .replace("동".encode("utf-16-be"), b"\xd8\x3d")
+            + b"\x00",
+            "utf-16be (invalid bytes replaced)",
+        ),
+    ],
+)
+def test_a_wide_body_is_read_into_utf8_by_its_first_bytes(content, encoding):
+    # GIVEN a body its first bytes say is UTF-16 or UTF-32, under a header saying UTF-8
+    decoded = decode_feed(content, "application/rss+xml; charset=utf-8")
+    # THEN it is UTF-8, its declaration and header saying so, what the bytes said reported
+    assert decoded.content.startswith(b'<?xml version="1.0" encoding="utf-8"?>')
+    assert (decoded.headers["content-type"], decoded.encoding, decoded.utf8) == (
+        "application/rss+xml; charset=utf-8",
+        encoding,
+        True,
+    )
+    feed = parse_feed(content, "application/rss+xml; charset=utf-8")
+    assert (len(feed.entries), feed.encoding) == (1, encoding)
+
+
+@pytest.mark.parametrize(("declared", "title"), [("cp500", "Ø [x]!"), ("cp037", "Ø [x]!")])
+def test_ebcdic_is_read_in_the_code_page_its_declaration_names(declared, title):
+    # cp500 and cp037 write "[", "]" and "!" with other bytes (feedparser's corpus: x80_*.xml)
+    text = (
+        f'<?xml version="1.0" encoding="{declared}"?><rss version="2.0"><channel><title>t'
+        f"</title><item><title>{title}</title><link>https://example.test/1</link></item>"
+        "</channel></rss>"
+    )
+    assert decode_feed(text.encode(declared), None).encoding == declared
+    assert [e.title for e in parse_feed(text.encode(declared)).entries] == [title]
+
+
 def test_a_euc_kr_body_reports_cp949_and_one_bad_byte_is_replaced():
     content = KOREAN_RSS.format(label="euc-kr").encode("cp949")
     assert parse_feed(content).encoding == "cp949"
