@@ -383,6 +383,55 @@ def test_a_content_location_is_no_base_but_reaches_feedparser_when_given_to_deco
     assert parsed.entries[0].link == "https://n.test/news/2026/a.html"
 
 
+# A feed whose xml:base is relative, on the feed and again on an entry, with relative ids
+NESTED_BASES = (
+    b'<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"'
+    b' xml:base="news/"><title>t</title>'
+    b'<entry xml:base="2026/"><title>a</title><id>items/1</id>'
+    b'<link rel="alternate" href="a.html"/></entry>'
+    b'<entry><title>b</title><id>/items/2</id><link rel="alternate" href="/b.html"/></entry>'
+    b"</feed>"
+)
+
+
+def test_nested_xml_bases_and_relative_ids_resolve_as_feedparser_given_the_url_resolves_them(
+    serve,
+):
+    # GIVEN the feed fetched from .../feeds/all.xml, whose server also says Content-Location
+    url = serve("/feeds/all.xml", body=NESTED_BASES, content_type="application/atom+xml")
+    headers = {"Content-Location": "http://intranet.invalid/news/"}
+    # WHEN newsdesk parses the bytes with the URL they came from
+    feed = parse_feed(NESTED_BASES, "application/atom+xml", url, True, headers)
+    # THEN the entry's base is its own xml:base on the feed's (before: feedparser had no
+    # document URL, lost the nested base and the link was .../feeds/news/a.html), and the
+    # relative Atom ids are resolved too (before: stored as "items/1", "/items/2")
+    root = url.removesuffix("/feeds/all.xml")
+    assert [(e.link, e.guid) for e in feed.entries] == [
+        (f"{root}/feeds/news/2026/a.html", f"{root}/feeds/news/2026/items/1"),
+        (f"{root}/b.html", f"{root}/items/2"),
+    ]
+    # AND that is what feedparser reads when it fetches the URL itself (on the loopback server)
+    alone = feedparser.parse(url)
+    assert [(e.link, e.id) for e in alone.entries] == [(e.link, e.guid) for e in feed.entries]
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast reader", "feedparser"])
+def test_a_relative_permalink_guid_resolves_against_the_feeds_url(fast):
+    # GIVEN an RSS feed whose guids are relative: a permalink one and one that is not
+    body = rss_with_links("news/1").replace(
+        b"</link></item>",
+        b'</link><guid>g/1</guid></item><item><link>news/2</link><guid isPermaLink="false">'
+        b"g/2</guid></item>",
+    )
+    feed = parse_feed(body, base_url="https://n.test/rss/all.xml", fast=fast)
+    # THEN the permalink is resolved, as feedparser resolves it, and the other left as it is
+    assert [(e.link, e.guid) for e in feed.entries] == [
+        ("https://n.test/rss/news/1", "https://n.test/rss/g/1"),
+        ("https://n.test/rss/news/2", "g/2"),
+    ]
+    assert feed.fast == fast
+
+
 def test_the_decoded_headers_keep_what_the_response_said():
     decoded = decode_feed(
         "<rss version='2.0'><channel><title>한</title></channel></rss>".encode("cp949"),
