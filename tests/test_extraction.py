@@ -37,6 +37,7 @@ from newsdesk_local.driver import drain_extractor
 from newsdesk_local.feedserver import Route
 from tests.conftest import (
     BODY,
+    CONTACT,
     EXTRACT_ON,
     OTHER_BODIES,
     article_page,
@@ -416,20 +417,31 @@ def test_robots_txts_retry_after_holds_the_host(aws_env, database, feed_server, 
 def test_robots_groups_are_matched_against_the_product_name_not_the_contact(
     aws_env, database, feed_server, serve, extractor
 ):
-    # GIVEN robots.txt shutting out "example" (a word of the tests' contact address) and
-    # newsdesk from /view/
+    # GIVEN robots.txt whose only group shuts out "example", a word of the tests' contact
+    # address (CONTACT, in the User-Agent): matched against the whole User-Agent it applies
+    assert "example" in CONTACT
+    serve("/robots.txt", body=b"User-agent: example\nDisallow: /\n", content_type="text/plain")
+    story = serve("/story/1", body=article_page("기사"), content_type="text/html")
+    collect(serve, [("국회 예산안 통과", story)])
+    (report,) = extractor()
+    # THEN no group names newsdesk, so the page may be fetched
+    assert report["status"] == "extract_ok"
+    assert feed_server.requests["/story/1"] == 1
+
+
+def test_robots_groups_for_newsdesk_apply(aws_env, database, feed_server, serve, extractor):
     serve(
         "/robots.txt",
-        body=b"User-agent: example\nDisallow: /\n\nUser-agent: newsdesk\nDisallow: /view/\n",
+        body=b"User-agent: other\nDisallow: /\n\nUser-agent: newsdesk\nDisallow: /view/\n",
         content_type="text/plain",
     )
     story = serve("/story/1", body=article_page("기사"), content_type="text/html")
     view = serve("/view/2", body=article_page("다른 기사"), content_type="text/html")
     collect(serve, [("국회 예산안 통과", story), ("여야 협상 결렬", view)])
     reports = {r["url"]: r for r in extractor()}
-    # THEN newsdesk's group applies, not the one the contact's words would match
     assert reports[story]["status"] == "extract_ok"
     assert reports[view]["reason"] == "robots_disallowed"
+    assert feed_server.requests["/view/2"] == 0
 
 
 def test_a_failing_host_opens_its_breaker_and_its_pages_wait(
