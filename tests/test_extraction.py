@@ -40,6 +40,7 @@ from tests.conftest import (
     CONTACT,
     EXTRACT_ON,
     OTHER_BODIES,
+    USER_AGENT,
     article_page,
     container,
     extract_all,
@@ -337,6 +338,32 @@ def test_robots_txt_is_read_and_obeyed_for_the_host_a_redirect_leads_to(
     # and each host's record counts its own requests
     states = StateTable(aws_env.client("dynamodb"), "newsdesk-state")
     assert (states.host("127.1").robots_status, states.host("127.1").pages_fetched) == ("ok", 2)
+
+
+def test_every_request_of_the_extractor_names_newsdesk_and_its_operator(
+    aws_env, database, feed_server, serve, extractor
+):
+    # GIVEN an article whose link redirects to another host, each host with its robots.txt
+    serve("/robots.txt", body=b"User-agent: *\nAllow: /\n", content_type="text/plain")
+    story = other_host(serve("/story/1", body=article_page("기사"), content_type="text/html"))
+    link = serve("/view/1", status=302, headers=(("Location", story),))
+    collect(serve, [("국회 예산안 통과", link)])
+    # WHEN its page is extracted
+    (report,) = extractor()
+    assert report["status"] == "extract_ok"
+    # THEN every request, the feed's, both robots.txt, the redirect and the page, carried the
+    # User-Agent and the From header that name the operator (issue 23, point 6)
+    sent = {
+        path: [(headers.get("User-Agent"), headers.get("From")) for headers in requests]
+        for path, requests in feed_server.request_headers.items()
+    }
+    assert sent == {
+        "/f.xml": [(USER_AGENT, CONTACT)],
+        "/robots.txt": [(USER_AGENT, CONTACT)] * 2,
+        "/view/1": [(USER_AGENT, CONTACT)],
+        "/story/1": [(USER_AGENT, CONTACT)],
+    }
+    assert hosts_asked(feed_server, "/robots.txt")[1].startswith("127.1:")
 
 
 def test_a_redirect_within_one_host_reads_its_robots_txt_once(
