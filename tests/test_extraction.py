@@ -385,8 +385,44 @@ def test_a_page_redirecting_without_end_stops_after_five_hops(
     link = serve("/view/1", status=302, headers=(("Location", "/view/1"),))
     collect(serve, [("국회 예산안 통과", link)])
     (report,) = extractor()
-    assert (report["status"], report["reason"]) == ("extract_error", "connection")
+    assert (report["status"], report["reason"]) == ("extract_error", "too_many_redirects")
     assert feed_server.requests["/view/1"] == 6  # the page and five redirects
+
+
+# (where the redirect of page N leads, the reason it is recorded with)
+PAGE_FAULTS = {
+    "a redirect loop": ("/view/{n}", "too_many_redirects"),
+    "a javascript: Location": ("javascript:alert({n})", "redirect_not_http"),
+    "an ftp: Location": ("ftp://127.0.0.1/{n}", "redirect_not_http"),
+    "a Location that is no URL": ("http://[oops/{n}", "redirect_not_http"),
+}
+
+
+@pytest.mark.parametrize("name", PAGE_FAULTS)
+def test_a_redirect_that_is_the_pages_fault_is_recorded_at_once_not_held_against_its_host(
+    name, aws_env, database, feed_server, serve, extractor
+):
+    # GIVEN three pages of a host whose redirects are the page's fault, as many as open the
+    # host's breaker when they are the host's (EXTRACT_HOST_MAX_FAILURES), then a good page
+    location, reason = PAGE_FAULTS[name]
+    faulty = [
+        serve(f"/view/{n}", status=302, headers=(("Location", location.format(n=n)),))
+        for n in range(3)
+    ]
+    fine = serve("/story/9", body=article_page("기사"), content_type="text/html")
+    collect(serve, [*((f"기사 {n}", url) for n, url in enumerate(faulty)), ("좋은 기사", fine)])
+    # WHEN the pages are extracted
+    reports = {r["url"]: r for r in extractor()}
+    # THEN each faulty one is recorded with its own reason, at once: not tried again (before:
+    # "connection", a passing failure, retried after 30 minutes; a bad URL raised ValueError)
+    assert [(reports[u]["reason"], reports[u].get("retry_at")) for u in faulty] == [
+        (reason, None)
+    ] * 3
+    assert outbox(database) == []  # every row closed
+    # AND its host is not held to them: no failure counted, the breaker closed, the good page had
+    assert reports[fine]["status"] == "extract_ok"
+    host = StateTable(aws_env.client("dynamodb"), "newsdesk-state").host("127.0.0.1")
+    assert (host.consecutive_failures, host.breaker, host.trips) == (0, "closed", 0)
 
 
 def test_the_hops_of_a_redirect_share_one_deadline(
