@@ -422,7 +422,7 @@ def test_a_redirect_that_is_the_pages_fault_is_recorded_at_once_not_held_against
     # AND its host is not held to them: no failure counted, the breaker closed, the good page had
     assert reports[fine]["status"] == "extract_ok"
     host = StateTable(aws_env.client("dynamodb"), "newsdesk-state").host("127.0.0.1")
-    assert (host.consecutive_failures, host.breaker, host.trips) == (0, "closed", 0)
+    assert (host.breaker.failures, host.breaker.state, host.breaker.trips) == (0, "closed", 0)
 
 
 def test_the_hops_of_a_redirect_share_one_deadline(

@@ -20,7 +20,7 @@ from newsdesk.urls import canonical_url
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 MIGRATION = dict(available())["0010_canonical_ports_ipv6"]
-PAGE_KEYS = dict(available())["0012_page_keys_ports_ipv6"]
+PAGE_KEYS = dict(available())["0012_page_keys_event_refusals"]
 
 # (the link as the feed gave it, the key the earlier rule gave it: newsdesk.collect.urls at
 # 619ecd6, run on each)

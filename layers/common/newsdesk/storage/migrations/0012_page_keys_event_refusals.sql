@@ -1,3 +1,6 @@
+-- Two gaps a review of issues 22 and 23 found: page keys under the earlier URL rule (first),
+-- and issue events the bus refuses for ever (last).
+
 -- Migration 0010 re-keyed raw_article.canonical_url to issue 23's canonical-URL rule (a default
 -- port dropped only for its own scheme, a scheme on another port keeping its name, IPv6 as RFC
 -- 5952 writes it); article_extraction.page_key, the copy key a page names (the canonical URL of
@@ -116,3 +119,9 @@ WHERE article_extraction.article_id = changed.article_id AND changed.key <> chan
 DROP FUNCTION pg_temp.rekeyed(text, text);
 DROP FUNCTION pg_temp.ipv6_written(text);
 DROP FUNCTION pg_temp.link_port(text);
+
+-- Issue events the bus refuses for what they carry, counted apart from the attempts (which a
+-- bus that fails a whole call counts too): at MAX_REFUSALS (newsdesk.storage.issue_events) an
+-- event is given up, no longer offered, kept with its error. The cluster role's UPDATE on
+-- issue_event is the table's (0007), so it may set the column.
+ALTER TABLE issue_event ADD COLUMN IF NOT EXISTS refusals INTEGER NOT NULL DEFAULT 0;
