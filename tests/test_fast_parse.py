@@ -88,6 +88,10 @@ PROBES = {
     "guid not a permalink": '<item><title>a</title><guid isPermaLink="false">x</guid></item>',
     "permalink spelt otherwise": '<item><guid ISPERMALINK="True">https://n.test/3</guid></item>',
     "relative link": "<item><title>a</title><link>/news/4</link></item>",
+    "relative guids": (
+        "<item><title>a</title><guid>g/4</guid></item>"
+        '<item><link>/news/5</link><guid isPermaLink="false">g/5</guid></item>'
+    ),
     "entities and CDATA": (
         "<item><title>AT&amp;T &lt;속보&gt;</title><link>https://n.test/5?a=1&amp;b=2</link>"
         "<description><![CDATA[<p>본문&nbsp;요약 &amp; <b>굵게</b></p>]]></description></item>"

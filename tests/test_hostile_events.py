@@ -21,6 +21,7 @@ from newsdesk.cluster.events import relay_events
 from newsdesk.core.errors import MessageError
 from newsdesk.storage.issue_events import (
     CREATED,
+    MAX_REFUSALS,
     SOURCE,
     IssueEvent,
     IssueEventStore,
@@ -208,6 +209,53 @@ def test_a_refused_event_does_not_stop_the_outbox_behind_it(database, bus, monke
     # AND the next relay offers it once more, nothing else
     assert relay_events(IssueEventStore(database), IssueBus(client, BUS, SOURCE), NOW) == (0, 1)
     assert receive() == []
+
+
+def test_an_event_the_bus_always_refuses_is_given_up_after_five_refusals(database, bus, caplog):
+    # GIVEN two events, the first too large for PutEvents however it is cut: the same detail
+    # is refused the same way every run
+    client, receive = bus
+    an_outbox(database, 2, refused={1})
+    store, issue_bus = IssueEventStore(database), IssueBus(client, BUS, SOURCE)
+    # WHEN the relay runs MAX_REFUSALS times THEN it is refused each time, the other published
+    runs = [relay_events(store, issue_bus, NOW) for _ in range(MAX_REFUSALS)]
+    assert runs == [(1, 1)] + [(0, 1)] * (MAX_REFUSALS - 1)
+    assert receive() == ["issue:2:v1"]
+    # AND then it is given up, logged once with its error
+    given_up = [r for r in caplog.records if r.getMessage().startswith("issue event given up")]
+    assert [(r.event_id, r.refusals) for r in given_up] == [("issue:1:v1", MAX_REFUSALS)]
+    assert given_up[0].error.startswith("ValidationException")
+    # AND the next runs do not offer it again (before: tried every run, for ever)
+    calls: list[int] = []
+    client.meta.events.register_first(
+        "before-call.eventbridge.PutEvents", lambda **_: calls.append(1)
+    )
+    assert relay_events(store, issue_bus, NOW) == (0, 0)
+    assert calls == []
+    # AND it is kept, with its error and its attempts, for `newsdesk events`
+    (kept,) = [e for e in store.events() if e.published_at is None]
+    assert (kept.id, kept.attempts) == ("issue:1:v1", MAX_REFUSALS)
+    assert (kept.last_error or "").startswith("ValidationException")
+
+
+def test_a_bus_that_fails_its_calls_gives_no_event_up(database, bus):
+    # GIVEN an event, and a bus that throttles every call (its fault, not the event's)
+    client, receive = bus
+    an_outbox(database, 1, refused=set())
+    throttling = [True]
+
+    def throttle(**_: Any) -> Any:
+        return refused("ThrottlingException", "Rate exceeded") if throttling[0] else None
+
+    client.meta.events.register_first("before-call.eventbridge.PutEvents", throttle)
+    store, issue_bus = IssueEventStore(database), IssueBus(client, BUS, SOURCE)
+    # WHEN the relay runs more than MAX_REFUSALS times THEN the event waits every time
+    for _ in range(MAX_REFUSALS + 1):
+        assert relay_events(store, issue_bus, NOW) == (0, 1)
+    # AND once the bus takes calls again it is published
+    throttling[0] = False
+    assert relay_events(store, issue_bus, NOW) == (1, 0)
+    assert receive() == ["issue:1:v1"]
 
 
 def test_an_event_written_before_the_bound_is_published_bounded(database, bus):

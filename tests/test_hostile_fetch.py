@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import json
 import re
 import socket
 import sys
@@ -25,11 +26,23 @@ from typing import Any
 
 import pytest
 
+from newsdesk.aws.state_table import StateTable
 from newsdesk.collect import fetch as fetching
-from newsdesk.collect.fetch import FetchPolicy, describe_blocked, fetch, is_blocked_address
+from newsdesk.collect.fetch import (
+    FetchPolicy,
+    describe_blocked,
+    fetch,
+    is_blocked_address,
+    loggable_url,
+)
 from newsdesk.core.errors import BlockedAddressError, FetchTimeoutError, ResponseTooLargeError
+from newsdesk.core.hosts import ROBOTS_MISSING, HostState
 from newsdesk.core.settings import LOCAL_CONTACT, user_agent_for
+from newsdesk.core.times import utc_now
 from newsdesk_local.feedserver import Route
+from tests.conftest import EXTRACT_ON, article_page, extract_all, invoke, worker_event
+from tests.test_extraction import rss
+from tests.test_failure_messages import LogLines
 
 # its tests start servers or processes of their own (tests/conftest.py)
 pytestmark = pytest.mark.integration
@@ -331,13 +344,52 @@ def test_a_url_is_logged_by_host_and_path(url, logged):
     assert fetching.loggable_url(url) == logged
 
 
-def test_the_worker_and_extractor_log_no_query_strings():
-    # every log call that names a URL passes it through loggable_url (a source check: the
-    # log-line contract test runs the round; this one reads what it cannot run)
-    for path in ("collect/collector.py", "extract/extractor.py"):
-        source = (ROOT / "layers/common/newsdesk" / path).read_text(encoding="utf-8")
-        for match in re.finditer(r'"(feed|url)": ([^,}\n]+)', source):
-            assert "loggable_url(" in match.group(2), (path, match.group(0))
+SECRET = "token=s3cr3t-0f-the-reader"
+
+
+def test_the_worker_and_extractor_log_no_query_strings(aws_env, database, serve, capsys):
+    # GIVEN URLs whose query strings carry a secret: a feed of three pages (one had, one that
+    # redirects to a page answering 503, one on a port nothing listens on, its host's robots.txt
+    # already read) and a feed on that port: exception chains that name the URLs whole
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, not listening: refused
+    port = closed.getsockname()[1]
+    had = serve(f"/view/1?{SECRET}", body=article_page("기사"), content_type="text/html")
+    busy = serve(f"/busy/2?{SECRET}", status=503, body=b"busy", content_type="text/html")
+    moved = serve(f"/view/2?{SECRET}", status=302, headers=(("Location", busy),))
+    refused = f"http://127.1:{port}/view/3?{SECRET}"  # 127.1: 127.0.0.1, a host of its own
+    StateTable(aws_env.client("dynamodb"), "newsdesk-state").save(
+        HostState("127.1", robots_status=ROBOTS_MISSING, robots_fetched_at=utc_now())
+    )
+    pages = [("국회 예산안 통과", had), ("여야 협상 결렬", moved), ("정부 발표", refused)]
+    feed = serve(f"/f.xml?{SECRET}", body=rss(pages))
+    gone = f"http://127.0.0.1:{port}/gone.xml?{SECRET}"
+    log = LogLines(capsys)
+    log.start()
+    try:
+        # WHEN a round collects both feeds and the extractor takes the pages
+        event = worker_event([(feed, "정치"), (gone, "정치")], ignore_schedule=True)
+        invoke("worker", event, **EXTRACT_ON)
+        reports = {r["url"]: r for r in extract_all(aws_env)}
+        lines = log.read()
+    finally:
+        log.stop()
+        closed.close()
+    assert [reports[url]["status"] for url in (had, moved, refused)] == ["extract_ok"] + [
+        "extract_error"
+    ] * 2
+    # THEN the lines that name those URLs name them by host and path
+    logged = {(line.get("message"), line.get("url") or line.get("feed")) for line in lines}
+    assert {
+        ("feed failed", loggable_url(gone)),
+        ("page failed", loggable_url(moved)),
+        ("page failed", loggable_url(refused)),
+        ("article extracted", loggable_url(had)),
+    } <= logged
+    assert all("?…" in loggable_url(url) for url in (gone, moved, refused, had))
+    # AND no line carries the secret, in any field (an exception chain names a URL whole)
+    assert [line for line in lines if SECRET in json.dumps(line, ensure_ascii=False)] == []
+    assert any("Max retries exceeded" in line.get("detail", "") for line in lines)
 
 
 if sys.platform != "linux":  # the full listener queue drops SYNs as Linux does

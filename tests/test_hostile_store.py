@@ -167,7 +167,10 @@ def test_the_worker_stores_a_feed_with_an_overlong_link_and_counts_it(
     # THEN the outlet's message succeeds, one article stored
     assert response["batchItemFailures"] == []
     (outlet,) = response["outlets"]
-    assert outlet["new"] == 1
+    assert (outlet["entries_seen"], outlet["new"], outlet["unstorable"]) == (2, 1, 0)
+    # AND the other counted: refused before the store, as an entry without a link it can keep
+    (feed,) = outlet["feeds"]
+    assert (feed["without_link"], feed["unstorable"]) == (1, 0)
 
 
 # --- the extraction store and the extractor --------------------------------------------------

@@ -5,6 +5,7 @@ the summary handling is fed megabytes directly. benchmarks/hostile_text.py measu
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -99,17 +100,42 @@ def test_a_declaration_never_closed_is_kept_as_it_is():
 # --- character references XML refuses (point 4) ------------------------------------------------
 
 EMOJI = "\U0001f600"
-# (in the title, what is stored, how many references were replaced)
-REFERENCES = {
-    "a surrogate pair, hex": ("웃음 &#xD83D;&#xDE00;", f"웃음 {EMOJI}", 0),
-    "a surrogate pair, decimal": ("웃음 &#55357;&#56832;", f"웃음 {EMOJI}", 0),
-    "a surrogate pair, zero-padded": ("웃음 &#x0D83D;&#x00DE00;", f"웃음 {EMOJI}", 0),
-    "a lone high surrogate": ("웃음 &#xD83D; 끝", "웃음 \ufffd 끝", 1),
-    "a lone low surrogate": ("웃음 &#56832; 끝", "웃음 \ufffd 끝", 1),
-    "a pair the wrong way round": ("웃음 &#xDE00;&#xD83D;", "웃음 \ufffd\ufffd", 2),
-    "past U+10FFFF": ("웃음 &#x110000; 끝", "웃음 \ufffd 끝", 1),
-    "past any integer": ("웃음 &#99999999999999999999; 끝", "웃음 \ufffd 끝", 1),
+# How a feed in an encoding that is not ASCII-compatible begins: its byte order mark, or none
+# (its declaration's "<?xml" says it, XML 1.0 appendix F), and what its declaration names.
+WIDE = {
+    "utf-16-le": (codecs.BOM_UTF16_LE, "utf-16"),
+    "utf-16-be": (b"", "utf-16"),
+    "utf-32-le": (codecs.BOM_UTF32_LE, "utf-32"),
+    "utf-32-be": (b"", "utf-32"),
+    "cp500": (b"", "cp500"),  # EBCDIC
 }
+# (in the title, what is stored, how many references were replaced, the feed's encoding)
+REFERENCES: dict[str, tuple[str, str, int, str]] = {
+    "a surrogate pair, hex": ("웃음 &#xD83D;&#xDE00;", f"웃음 {EMOJI}", 0, "utf-8"),
+    "a surrogate pair, decimal": ("웃음 &#55357;&#56832;", f"웃음 {EMOJI}", 0, "utf-8"),
+    "a surrogate pair, zero-padded": ("웃음 &#x0D83D;&#x00DE00;", f"웃음 {EMOJI}", 0, "utf-8"),
+    "a lone high surrogate": ("웃음 &#xD83D; 끝", "웃음 \ufffd 끝", 1, "utf-8"),
+    "a lone low surrogate": ("웃음 &#56832; 끝", "웃음 \ufffd 끝", 1, "utf-8"),
+    "a pair the wrong way round": ("웃음 &#xDE00;&#xD83D;", "웃음 \ufffd\ufffd", 2, "utf-8"),
+    "past U+10FFFF": ("웃음 &#x110000; 끝", "웃음 \ufffd 끝", 1, "utf-8"),
+    "past any integer": ("웃음 &#99999999999999999999; 끝", "웃음 \ufffd 끝", 1, "utf-8"),
+    # the bodies decode_feed read into UTF-8 before: UnicodeEncodeError, the whole feed failed
+    "a pair, UTF-16 LE with its mark": ("웃음 &#xD83D;&#xDE00;", f"웃음 {EMOJI}", 0, "utf-16-le"),
+    "a lone one, UTF-16 BE by its start": ("웃음 &#xD83D; 끝", "웃음 \ufffd 끝", 1, "utf-16-be"),
+    "a pair, UTF-32 LE with its mark": ("웃음 &#55357;&#56832;", f"웃음 {EMOJI}", 0, "utf-32-le"),
+    "a pair, UTF-32 BE by its start": ("웃음 &#xD83D;&#xDE00;", f"웃음 {EMOJI}", 0, "utf-32-be"),
+    "a pair, EBCDIC (cp500)": ("웃음 &#xD83D;&#xDE00;", f"웃음 {EMOJI}", 0, "cp500"),
+}
+
+
+def encoded(body: bytes, codec: str) -> bytes:
+    """A UTF-8 feed from rss() in ``codec``, its declaration saying so (what a codec cannot
+    write, such as Hangul in EBCDIC, written as character references)."""
+    if codec == "utf-8":
+        return body
+    mark, declared = WIDE[codec]
+    text = body.decode("utf-8").replace('encoding="utf-8"', f'encoding="{declared}"', 1)
+    return mark + text.encode(codec, errors="xmlcharrefreplace")
 
 
 @pytest.mark.parametrize("name", REFERENCES)
@@ -118,16 +144,22 @@ def test_references_xml_refuses_lose_one_character_not_the_feed(
 ):
     # GIVEN a feed whose first title carries the reference, in its summary too (before: five
     # of the eight made feedparser raise and the whole feed failed, every round)
-    title, expected, replaced = REFERENCES[name]
-    body = rss(
-        item(title, extra=f"<description>{title}</description>")
-        + item("이웃 기사", "https://news.example/a/2")
+    title, expected, replaced, codec = REFERENCES[name]
+    body = encoded(
+        rss(
+            item(title, extra=f"<description>{title}</description>")
+            + item("이웃 기사", "https://news.example/a/2")
+        ),
+        codec,
     )
     # WHEN parsed THEN the pair is its character, the rest U+FFFD, counted
     parsed = parse_feed(body)
     assert parsed.references_replaced == 2 * replaced
     # AND the whole feed is stored
-    report = collect_feed(serve("/references.xml", body=body))
+    content_type = (
+        "application/rss+xml; charset=utf-8" if codec == "utf-8" else "application/rss+xml"
+    )
+    report = collect_feed(serve("/references.xml", body=body, content_type=content_type))
     assert (report.status, report.new) == (FEED_OK, 2)
     assert report.with_replacement_char == (1 if replaced else 0)
     rows = stored(database)

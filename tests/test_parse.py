@@ -103,6 +103,47 @@ def test_a_byte_order_mark_decides(codec):
     assert [e.title for e in feed.entries] == ["한국은행 기준금리 동결"]
 
 
+@pytest.mark.parametrize(
+    ("content", "encoding"),
+    [
+        (("\ufeff" + KOREAN_RSS.format(label="utf-16")).encode("utf-16-le"), "utf-16le"),
+        (KOREAN_RSS.format(label="utf-16").encode("utf-16-be"), "utf-16be"),
+        (KOREAN_RSS.format(label="utf-32").encode("utf-32-be"), "utf-32be"),
+        (  # a lone surrogate in the bytes, and a last character cut short
+            KOREAN_RSS.format(label="utf-16")
+            .encode("utf-16-be")
+            .replace("동".encode("utf-16-be"), b"\xd8\x3d")
+            + b"\x00",
+            "utf-16be (invalid bytes replaced)",
+        ),
+    ],
+)
+def test_a_wide_body_is_read_into_utf8_by_its_first_bytes(content, encoding):
+    # GIVEN a body its first bytes say is UTF-16 or UTF-32, under a header saying UTF-8
+    decoded = decode_feed(content, "application/rss+xml; charset=utf-8")
+    # THEN it is UTF-8, its declaration and header saying so, what the bytes said reported
+    assert decoded.content.startswith(b'<?xml version="1.0" encoding="utf-8"?>')
+    assert (decoded.headers["content-type"], decoded.encoding, decoded.utf8) == (
+        "application/rss+xml; charset=utf-8",
+        encoding,
+        True,
+    )
+    feed = parse_feed(content, "application/rss+xml; charset=utf-8")
+    assert (len(feed.entries), feed.encoding) == (1, encoding)
+
+
+@pytest.mark.parametrize(("declared", "title"), [("cp500", "Ø [x]!"), ("cp037", "Ø [x]!")])
+def test_ebcdic_is_read_in_the_code_page_its_declaration_names(declared, title):
+    # cp500 and cp037 write "[", "]" and "!" with other bytes (feedparser's corpus: x80_*.xml)
+    text = (
+        f'<?xml version="1.0" encoding="{declared}"?><rss version="2.0"><channel><title>t'
+        f"</title><item><title>{title}</title><link>https://example.test/1</link></item>"
+        "</channel></rss>"
+    )
+    assert decode_feed(text.encode(declared), None).encoding == declared
+    assert [e.title for e in parse_feed(text.encode(declared)).entries] == [title]
+
+
 def test_a_euc_kr_body_reports_cp949_and_one_bad_byte_is_replaced():
     content = KOREAN_RSS.format(label="euc-kr").encode("cp949")
     assert parse_feed(content).encoding == "cp949"
@@ -340,6 +381,55 @@ def test_a_content_location_is_no_base_but_reaches_feedparser_when_given_to_deco
     decoded = decode_feed(ATOM_RELATIVE, None, {"Content-Location": "https://n.test/news/"})
     parsed = feedparser.parse(decoded.content, response_headers=decoded.headers)
     assert parsed.entries[0].link == "https://n.test/news/2026/a.html"
+
+
+# A feed whose xml:base is relative, on the feed and again on an entry, with relative ids
+NESTED_BASES = (
+    b'<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"'
+    b' xml:base="news/"><title>t</title>'
+    b'<entry xml:base="2026/"><title>a</title><id>items/1</id>'
+    b'<link rel="alternate" href="a.html"/></entry>'
+    b'<entry><title>b</title><id>/items/2</id><link rel="alternate" href="/b.html"/></entry>'
+    b"</feed>"
+)
+
+
+def test_nested_xml_bases_and_relative_ids_resolve_as_feedparser_given_the_url_resolves_them(
+    serve,
+):
+    # GIVEN the feed fetched from .../feeds/all.xml, whose server also says Content-Location
+    url = serve("/feeds/all.xml", body=NESTED_BASES, content_type="application/atom+xml")
+    headers = {"Content-Location": "http://intranet.invalid/news/"}
+    # WHEN newsdesk parses the bytes with the URL they came from
+    feed = parse_feed(NESTED_BASES, "application/atom+xml", url, True, headers)
+    # THEN the entry's base is its own xml:base on the feed's (before: feedparser had no
+    # document URL, lost the nested base and the link was .../feeds/news/a.html), and the
+    # relative Atom ids are resolved too (before: stored as "items/1", "/items/2")
+    root = url.removesuffix("/feeds/all.xml")
+    assert [(e.link, e.guid) for e in feed.entries] == [
+        (f"{root}/feeds/news/2026/a.html", f"{root}/feeds/news/2026/items/1"),
+        (f"{root}/b.html", f"{root}/items/2"),
+    ]
+    # AND that is what feedparser reads when it fetches the URL itself (on the loopback server)
+    alone = feedparser.parse(url)
+    assert [(e.link, e.id) for e in alone.entries] == [(e.link, e.guid) for e in feed.entries]
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast reader", "feedparser"])
+def test_a_relative_permalink_guid_resolves_against_the_feeds_url(fast):
+    # GIVEN an RSS feed whose guids are relative: a permalink one and one that is not
+    body = rss_with_links("news/1").replace(
+        b"</link></item>",
+        b'</link><guid>g/1</guid></item><item><link>news/2</link><guid isPermaLink="false">'
+        b"g/2</guid></item>",
+    )
+    feed = parse_feed(body, base_url="https://n.test/rss/all.xml", fast=fast)
+    # THEN the permalink is resolved, as feedparser resolves it, and the other left as it is
+    assert [(e.link, e.guid) for e in feed.entries] == [
+        ("https://n.test/rss/news/1", "https://n.test/rss/g/1"),
+        ("https://n.test/rss/news/2", "g/2"),
+    ]
+    assert feed.fast == fast
 
 
 def test_the_decoded_headers_keep_what_the_response_said():

@@ -1,6 +1,8 @@
-"""Migration 0010 (issue 23): the rows stored under the keys the earlier canonical-URL rule gave
-(a default port dropped whatever the scheme, every key https, IPv6 addresses as spelled) are
-re-keyed to the rule's new keys, so that an article that comes back finds its row."""
+"""Migrations 0010 and 0012 (issue 23): the rows stored under the keys the earlier canonical-URL
+rule gave (a default port dropped whatever the scheme, every key https, IPv6 addresses as
+spelled) are re-keyed to the rule's new keys, so that an article that comes back finds its row
+(0010, raw_article.canonical_url) and a copy of a page finds its original (0012,
+article_extraction.page_key)."""
 
 from __future__ import annotations
 
@@ -9,13 +11,16 @@ from datetime import UTC, datetime
 import pytest
 
 from newsdesk.core.entry import Entry
+from newsdesk.extract.page import sane_canonical
 from newsdesk.storage.articles import Article, ArticleStore
 from newsdesk.storage.database import Database
+from newsdesk.storage.extractions import ExtractionStore
 from newsdesk.storage.migrate import available
 from newsdesk.urls import canonical_url
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 MIGRATION = dict(available())["0010_canonical_ports_ipv6"]
+PAGE_KEYS = dict(available())["0012_page_keys_event_refusals"]
 
 # (the link as the feed gave it, the key the earlier rule gave it: newsdesk.collect.urls at
 # 619ecd6, run on each)
@@ -110,3 +115,92 @@ def test_an_article_that_comes_back_finds_its_rekeyed_row(database):
     result = articles.insert_articles("연합뉴스", "정치", [*again, *new], NOW)
     # THEN the four find their rows by key, and the two are stored
     assert (result.duplicate_url, result.inserted) == (4, 2)
+
+
+# --- page keys (0012) ----------------------------------------------------------------------
+
+# (the page's final URL, its <link rel="canonical">, the page key the earlier rule gave the
+# canonical when it was kept, else the final URL: newsdesk.collect.urls at 619ecd6, run on each)
+PAGES = [
+    ("https://h.test:80/view/1", None, "https://h.test/view/1"),
+    ("http://h.test:443/view/2", None, "https://h.test/view/2"),
+    ("http://h.test:8080/view/3?x=1", None, "https://h.test:8080/view/3?x=1"),
+    ("http://[2001:DB8:0:0::1]/view/4", None, "https://[2001:db8:0:0::1]/view/4"),
+    ("https://h.test/view/5", "http://h.test:8080/story/5", "https://h.test:8080/story/5"),
+    ("http://h.test:8080/view/6", "/story/6", "https://h.test:8080/story/6"),
+    ("http://h.test/view/7", "//h.test:443/story/7", "https://h.test/story/7"),
+    ("https://h.test:80/view/8", "https://h.test/", "https://h.test/view/8"),  # a site root
+    ("https://[2001:db8:0:0::1]:80/view/9", " /story/9 ", "https://[2001:db8:0:0::1]/story/9"),
+    # keys the new rule gives alike
+    ("https://h.test:443/view/10", None, "https://h.test/view/10"),
+    ("https://plain.test/view/11", "https://plain.test/story/11", "https://plain.test/story/11"),
+    ("http://h.test:8080/view/12", "https://h.test/story/12", "https://h.test/story/12"),
+]
+
+
+def new_page_key(final_url: str, canonical: str | None) -> str:
+    """The key the extractor gives the page now (newsdesk.extract.extractor)."""
+    kept, _ = sane_canonical(canonical, final_url)
+    return canonical_url(kept or final_url)
+
+
+def store_pages(database: Database, pages: list[tuple[str, str | None, str]]) -> list[int]:
+    """One article (linked to another address) a page, extracted under the earlier rule."""
+    store(
+        database,
+        [(f"https://feed.test/a/{n}", f"https://feed.test/a/{n}") for n in range(len(pages))],
+    )
+    with database.transaction() as cursor:
+        cursor.execute("SELECT id FROM raw_article ORDER BY id")
+        ids = [int(row[0]) for row in cursor.fetchall()]
+        for article_id, (final_url, canonical, key) in zip(ids, pages, strict=True):
+            cursor.execute(
+                "INSERT INTO article_extraction (article_id, revision, status, final_url,"
+                " page_canonical, canonical_ignored, page_key, extracted_at)"
+                " VALUES (%s, 0, 'extract_ok', %s, %s, %s, %s, %s)",
+                (
+                    article_id,
+                    final_url,
+                    canonical,
+                    sane_canonical(canonical, final_url)[1],
+                    key,
+                    NOW,
+                ),
+            )
+    return ids
+
+
+def page_keys(database: Database) -> list[str]:
+    with database.transaction() as cursor:
+        cursor.execute("SELECT page_key FROM article_extraction ORDER BY article_id")
+        return [row[0] for row in cursor.fetchall()]
+
+
+def rekey_pages(database: Database) -> None:
+    with database.transaction() as cursor:
+        cursor.execute(PAGE_KEYS)
+
+
+def test_page_keys_are_rekeyed_to_the_new_rule(database):
+    # GIVEN pages extracted under the earlier rule: nine of their keys the new rule makes otherwise
+    store_pages(database, PAGES)
+    expected = [new_page_key(final_url, canonical) for final_url, canonical, _ in PAGES]
+    assert [key for *_, key in PAGES] != expected
+    assert sum(old != new for (*_, old), new in zip(PAGES, expected, strict=True)) == 9
+    # WHEN the migration runs THEN every page key is the one the extractor gives that page now
+    rekey_pages(database)
+    assert page_keys(database) == expected
+    # AND again, nothing changes
+    rekey_pages(database)
+    assert page_keys(database) == expected
+
+
+def test_a_copy_on_an_explicit_port_finds_its_original_after_the_rekey(database):
+    # GIVEN an original whose page (on :80 of an https host) was extracted under the earlier rule
+    (original,) = store_pages(database, [PAGES[0]])
+    extractions = ExtractionStore(database)
+    copy_key = new_page_key(PAGES[0][0], None)  # a copy of that page, extracted now
+    assert extractions.by_key(0, copy_key) == set()  # before: the copy went unrecognised
+    # WHEN the page keys are re-keyed THEN the copy's key finds the original
+    rekey_pages(database)
+    assert extractions.by_key(0, copy_key) == {original}

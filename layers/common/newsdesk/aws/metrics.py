@@ -100,6 +100,8 @@ EXTRACT_REASONS = (
     ("extract_error", "not_html"),
     ("extract_error", "too_large"),
     ("extract_error", "unstorable"),
+    ("extract_error", "too_many_redirects"),
+    ("extract_error", "redirect_not_http"),
 )
 COPY_REASONS = (
     "duplicate_by_canonical_url",

@@ -1,8 +1,9 @@
 """The relay from the issue event outbox to the stack's event bus (``newsdesk.outbox.relay``):
 after each clustering run (and so, after a crash, in the next one) every event not yet
 published is published, oldest first, each under its ``event_id``. An event the bus refuses
-stays in the outbox with its error for the next run, and those behind it go on; a bus that
-fails leaves the rest there too; nothing is lost."""
+stays in the outbox with its error for the next run, and those behind it go on, until it has
+been refused ``MAX_REFUSALS`` times for what it carries: then it is given up, logged and
+counted (``storage.issue_events``); a bus that fails leaves the rest there too."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from aws_lambda_powertools import Logger
 from newsdesk.aws.issue_bus import IssueBus
 from newsdesk.core.errors import EventBusError
 from newsdesk.outbox import relay as outbox
-from newsdesk.storage.issue_events import IssueEvent, IssueEventStore
+from newsdesk.storage.issue_events import EventBatch, IssueEvent, IssueEventStore
 from newsdesk.storage.outbox import Sent
 
 logger = Logger(child=True)
@@ -36,12 +37,18 @@ def relay_events(store: IssueEventStore, bus: IssueBus, at: datetime) -> tuple[i
             stopped = True
         return Sent([errors.get(event.id, NOT_PUBLISHED) for event in events], stopped)
 
-    relayed = outbox.relay(
-        lambda after: store.relay(publish, at, RELAY_LIMIT, after), RELAY_LIMIT, past_refused=True
-    )
+    given_up = 0
+
+    def batch(after: IssueEvent | None) -> EventBatch:
+        nonlocal given_up
+        done = store.relay(publish, at, RELAY_LIMIT, after)
+        given_up += done.given_up
+        return done
+
+    relayed = outbox.relay(batch, RELAY_LIMIT, past_refused=True)
     if relayed.refused:
         logger.warning(
             "issue events not published; the next run publishes them",
-            extra={"failed": relayed.refused, "published": relayed.sent},
+            extra={"failed": relayed.refused, "published": relayed.sent, "given_up": given_up},
         )
     return relayed.sent, relayed.refused

@@ -4,8 +4,11 @@ header or an XML declaration claims.
 The order (issue 12; issue 23 changed the last step, a contract change): a byte order mark;
 then a body that is valid UTF-8 is UTF-8 whatever its label says (a UTF-8 feed labelled EUC-KR
 is common, and legacy Korean text is almost never valid UTF-8). A declared encoding other than
-UTF-8 and the EUC-KR family is left to feedparser, as are bodies whose first bytes say UTF-16,
-UTF-32 or EBCDIC: it reads those right. The EUC-KR family is every label WHATWG's Encoding
+UTF-8 and the EUC-KR family is left to feedparser. Bodies whose first bytes say UTF-16, UTF-32 or
+EBCDIC (a byte order mark, or "<?xml" as XML 1.0's appendix F spells it in them) are read here
+into UTF-8 as those bytes say (EBCDIC in the code page its declaration names), so that what
+reads bytes next (the references XML refuses, the entity declarations, the fast reader) reads
+them as it reads any other feed. The EUC-KR family is every label WHATWG's Encoding
 Standard gives it (``windows-949``, ``cseuckr``, ``ks_c_5601-1989``, … and Java's
 ``x-windows-949``; Python knows only some of them), read as CP949, its superset (the 8,822
 syllables EUC-KR lacks): a body of the family that is wholly valid CP949 is CP949.
@@ -37,15 +40,21 @@ from dataclasses import dataclass
 _XML_DECLARATION = re.compile(rb"^\s*<\?xml[^>]*?encoding=[\"']([A-Za-z0-9._-]+)[\"'][^>]*\?>")
 _DECLARED = re.compile(rb"^(\s*<\?xml[^>]*?encoding=[\"'])[A-Za-z0-9._-]+")
 _CHARSET = re.compile(r"charset=[\"']?([A-Za-z0-9._-]+)", re.IGNORECASE)
-_BOMS = (codecs.BOM_UTF32_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF16_LE)
-# XML 1.0, appendix F: how "<?xml" begins in encodings that are not ASCII-compatible.
-_WIDE_STARTS = (
-    b"\x00\x00\x00\x3c",  # UTF-32 BE
-    b"\x3c\x00\x00\x00",  # UTF-32 LE
-    b"\x00\x3c\x00\x3f",  # UTF-16 BE
-    b"\x3c\x00\x3f\x00",  # UTF-16 LE
-    b"\x4c\x6f\xa7\x94",  # EBCDIC
+# Encodings that are not ASCII-compatible, by how a body in them begins: (the first bytes, the
+# bytes of the mark to skip, the codec in feedparser's name for it). A byte order mark (UTF-32's
+# first: UTF-16 LE's is the start of UTF-32 LE's), then XML 1.0, appendix F: "<?xml" in them.
+_WIDE = (
+    (codecs.BOM_UTF32_BE, 4, "utf-32be"),
+    (codecs.BOM_UTF32_LE, 4, "utf-32le"),
+    (codecs.BOM_UTF16_BE, 2, "utf-16be"),
+    (codecs.BOM_UTF16_LE, 2, "utf-16le"),
+    (b"\x00\x00\x00\x3c", 0, "utf-32be"),
+    (b"\x3c\x00\x00\x00", 0, "utf-32le"),
+    (b"\x00\x3c\x00\x3f", 0, "utf-16be"),
+    (b"\x3c\x00\x3f\x00", 0, "utf-16le"),
+    (b"\x4c\x6f\xa7\x94", 0, "cp037"),  # EBCDIC: its declaration names the code page
 )
+EBCDIC = "cp037"
 # WHATWG Encoding Standard, "EUC-KR" (https://encoding.spec.whatwg.org/#names-and-labels), and
 # Java's name for CP949; Python knows some of them (as euc_kr), not windows-949 and five others.
 EUC_KR_LABELS = frozenset(
@@ -90,23 +99,23 @@ def decode_feed(
     content: bytes, content_type: str | None, passed: Mapping[str, str] | None = None
 ) -> Decoded:
     """What feedparser (or the fast reader) should read. ``passed``: the response's headers,
-    which reach feedparser as they came (Content-Location is the base of relative URIs,
-    Content-Language the text's language) but Content-Type, which says what was decided."""
+    which reach feedparser as they came (Content-Location, the base of relative URIs, is the
+    caller's to give: parse_feed gives the feed's own URL; Content-Language is the text's
+    language) but Content-Type, which says what was decided."""
     kept = {
         name.lower(): value
         for name, value in (passed or {}).items()
         if name.lower() != "content-type" and value
     }
     as_is = {"content-type": content_type, **kept} if content_type else kept
-    if content.startswith(_BOMS):
-        return Decoded(content, as_is, None, utf8=False)
+    wide = _wide(content)
+    if wide is not None:
+        return _relabelled(wide.text.encode("utf-8"), content_type, wide.encoding, kept)
     if content.startswith(codecs.BOM_UTF8):
         body = content[len(codecs.BOM_UTF8) :]
         if _is_utf8(body):
             return _relabelled(body, content_type, "utf-8", kept)
         return Decoded(content, as_is, None, utf8=False)  # feedparser's own BOM handling
-    if content.startswith(_WIDE_STARTS):
-        return Decoded(content, as_is, None, utf8=False)
     label = declared_encoding(content, content_type)
     codec = _codec(label) if label else "utf-8"
     if content.isascii():  # every label but a wide one reads it alike: feedparser reads it
@@ -124,7 +133,7 @@ def decode_feed(
 
 @dataclass(frozen=True)
 class Reading:
-    codec: str  # "utf-8" or "cp949"
+    codec: str  # "utf-8" or "cp949"; for a wide body, what its first bytes say
     text: str  # bad bytes replaced by U+FFFD
     errors: int
     evidence: int  # characters beyond ASCII for UTF-8, Hangul for CP949
@@ -160,6 +169,40 @@ def _reading(content: bytes, codec: str) -> Reading:
     beyond_ascii = len(text) - len(text.encode("ascii", errors="ignore")) - replaced
     evidence = hangul if codec == "cp949" else beyond_ascii
     return Reading(codec, text, replaced, evidence, hangul)
+
+
+def _wide(content: bytes) -> Reading | None:
+    """A body in an encoding that is not ASCII-compatible, by its first bytes, as text; None
+    for any other. The first bytes decide, whatever a header or the declaration says (feedparser
+    reads them alike, but that it lets a header's charset win): bytes that begin "<?xml" in
+    UTF-16 BE are no UTF-8. EBCDIC is in the code page the declaration names, read in cp037 as
+    feedparser reads it, when Python knows that code page and it reads "<?xml" so too."""
+    found = next((wide for wide in _WIDE if content.startswith(wide[0])), None)
+    if found is None:
+        return None
+    _, skip, codec = found
+    body = content[skip:]
+    if codec == EBCDIC:
+        codec = _code_page(body)
+    try:
+        return Reading(codec, body.decode(codec), 0, 0, 0)
+    except UnicodeDecodeError:  # a lone surrogate, a cut last character: that much lost
+        text = body.decode(codec, errors="replace")
+        return Reading(codec, text, text.count("\ufffd"), 0, 0)
+
+
+def _code_page(body: bytes) -> str:
+    """The EBCDIC code page a body's declaration names, else cp037."""
+    head = body[:200].decode(EBCDIC).encode("ascii", errors="replace")
+    declaration = _XML_DECLARATION.match(head)
+    if declaration is None:
+        return EBCDIC
+    label = declaration.group(1).decode("ascii").lower()
+    try:
+        same_start = body[:5].decode(label) == "<?xml"
+    except (LookupError, UnicodeDecodeError):
+        return EBCDIC
+    return label if same_start else EBCDIC
 
 
 def _is_utf8(content: bytes) -> bool:

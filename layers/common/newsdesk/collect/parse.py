@@ -65,14 +65,19 @@ def parse_feed(
     headers: Mapping[str, str] | None = None,
 ) -> ParsedFeed:
     """Parse ``content``; raise FeedParseError when it is not an RSS or Atom feed. Relative
-    links are resolved against ``base_url`` (the feed's final URL). ``headers``: the response's,
-    which reach feedparser (Content-Language, the text's language) but Content-Location: since
-    RFC 7231 it is no base for relative references (RFC 9110, 8.7), and servers send internal
-    addresses there. ``fast=False`` leaves every document to feedparser (what the parity test
-    and the benchmark compare against)."""
+    references (links, Atom ids, permalink guids) are resolved against ``base_url``, the feed's
+    final URL, and the ``xml:base`` the document sets on it, as ``feedparser.parse(url)``
+    resolves them: feedparser is given that URL as the response's Content-Location, which is how
+    it learns a document's address when it is given bytes. ``headers``: the response's, which
+    reach feedparser (Content-Language, the text's language) but the server's own
+    Content-Location: since RFC 7231 it is no base for relative references (RFC 9110, 8.7), and
+    servers send internal addresses there. ``fast=False`` leaves every document to feedparser
+    (what the parity test and the benchmark compare against)."""
     if not content.strip():
         raise FeedParseError("empty body")
     passed = {k: v for k, v in (headers or {}).items() if k.lower() != "content-location"}
+    if base_url:
+        passed["content-location"] = base_url
     decoded = decode_feed(content, content_type, passed)
     content, replaced = well_formed_references(without_unsafe_entities(decoded.content))
     channel = read_rss(content) if fast and decoded.utf8 else None
@@ -197,16 +202,14 @@ def _within_budget(content: bytes, plain: dict[bytes, int]) -> set[bytes]:
 
 
 def _entry(item: Item, base_url: str | None) -> Entry | None:
-    link = _CONTROL.sub("", item.link).strip()
-    if link and base_url:
-        try:
-            if not urlsplit(link).scheme:  # "/news/1", "news/1", "//host/news/1"
-                link = urljoin(base_url, link)
-        except ValueError:  # "http://[not an address": no link to store
-            return None
+    link = _absolute(_CONTROL.sub("", item.link).strip(), base_url)
+    if link is None:  # "http://[not an address": no link to store
+        return None
     if not link.lower().startswith(("http://", "https://")) or not fits_a_key(link):
         return None  # feedparser fills "link" from an Atom id such as urn:uuid:…
     guid = _CONTROL.sub("", item.guid).strip()
+    if item.guid_is_link:  # the fast reader's permalink guid, which feedparser resolves
+        guid = _absolute(guid, base_url) or ""
     return Entry(
         title=title_text(item.title, item.title_is_html),
         link=link,
@@ -214,6 +217,17 @@ def _entry(item: Item, base_url: str | None) -> Entry | None:
         guid=guid if guid and fits_a_key(guid) else None,
         published_at=to_datetime(item.published),
     )
+
+
+def _absolute(reference: str, base_url: str | None) -> str | None:
+    """``reference`` resolved against ``base_url`` when it is relative ("/news/1", "news/1",
+    "//host/news/1"); None when it cannot be read."""
+    if not reference or not base_url:
+        return reference
+    try:
+        return reference if urlsplit(reference).scheme else urljoin(base_url, reference)
+    except ValueError:
+        return None
 
 
 def _published(raw: Mapping[str, Any]) -> time.struct_time | None:

@@ -15,7 +15,8 @@ its own key: an ``https://`` URL, or an ``http://`` one with its port.
 
 Issue 23 changed the ports and IPv6 addresses (before, any default port was dropped whatever
 the scheme and every key said https; IPv6 addresses kept their spelling); migration
-0010_canonical_ports_ipv6 re-keyed the rows stored before.
+0010_canonical_ports_ipv6 re-keyed the articles stored before, 0012_page_keys_event_refusals the
+pages' copy keys.
 """
 
 from __future__ import annotations

@@ -87,6 +87,12 @@ MAX_CRAWL_DELAY = 30.0
 MAX_RETRY_AFTER = timedelta(days=7)
 # Failures that may pass: tried again later, and the host's own (its breaker counts them).
 PASSING = ("timeout", "connection", "http_5xx", "http_429")
+# Failures that are the page's own, by the fetch's kind: a chain of redirects past
+# MAX_REDIRECTS (a loop, most often), a Location that is no http(s) URL. The host answered, so
+# neither is tried again nor counted by its breaker (failure_class calls them "connection").
+TOO_MANY_REDIRECTS = "too_many_redirects"
+REDIRECT_NOT_HTTP = "redirect_not_http"
+PAGE_FAULTS = {"redirects": TOO_MANY_REDIRECTS, REDIRECT_NOT_HTTP: REDIRECT_NOT_HTTP}
 
 
 @dataclass(frozen=True)
@@ -358,7 +364,7 @@ class PageExtractor:
     def _fetch_failed(
         self, article: PendingArticle, report: ArticleReport, host: HostState, error: FeedError
     ) -> None:
-        kind = failure_class(error)
+        kind = PAGE_FAULTS.get(error.kind) or failure_class(error)
         held = None
         if isinstance(error, HTTPStatusError):
             reason = f"http_{error.status}"
@@ -602,9 +608,13 @@ def _judged(
 
 def _next_hop(url: str, location: str) -> str:
     """The URL a redirect's Location names, resolved against the hop that answered."""
-    target = urljoin(url, location.strip())
-    if urlsplit(target).scheme not in ("http", "https"):
-        raise FetchError("redirected to a URL that is not http or https", kind="invalid_url")
+    try:
+        target = urljoin(url, location.strip())
+        scheme = urlsplit(target).scheme
+    except ValueError as e:  # "http://[oops": no URL at all
+        raise FetchError("redirected to something that is not a URL", kind=REDIRECT_NOT_HTTP) from e
+    if scheme not in ("http", "https"):
+        raise FetchError("redirected to a URL that is not http or https", kind=REDIRECT_NOT_HTTP)
     return target
 
 

@@ -8,7 +8,10 @@ A detail is bounded to what PutEvents takes (``fit_detail``): each string cut to
 the article list shortened until the detail is at most ``DETAIL_MAX_BYTES`` in UTF-8
 (``article_count`` keeps the total). The relay (``storage.outbox``) bounds what it reads too,
 so an event written before the bound is published as well. An event the bus refuses keeps its
-error and is tried again by the next relay; those behind it go on."""
+error and is tried again by the next relay; those behind it go on. One it refuses for what it
+carries ``MAX_REFUSALS`` times (a refusal in a call the bus did not fail: a call that fails, a
+bus that is down, refuses nothing of the event's own) is given up: no longer offered, logged,
+counted (``EventBatch.given_up``), kept with its error for ``newsdesk events``."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from aws_lambda_powertools import Logger
 from psycopg2.extras import Json
 
 from newsdesk.core.bounds import MAX_KEY_BYTES, TITLE_MAX_CHARS, capped
@@ -38,6 +42,11 @@ NAME_MAX_CHARS = 200  # a category, an outlet
 URL_MAX_CHARS = MAX_KEY_BYTES
 # Published rows are kept this long for `newsdesk events`.
 KEEP_PUBLISHED = timedelta(days=7)
+# An event the bus refuses for what it carries this many times is given up (as the article
+# outbox sends a row at most five times): the same detail is refused the same way every run.
+MAX_REFUSALS = 5
+
+logger = Logger(child=True)
 
 
 def event_id(issue_id: int, version: int) -> str:
@@ -172,6 +181,13 @@ def _article(article: dict[str, Any]) -> dict[str, Any]:
     return article | {"published_at": published}
 
 
+@dataclass(frozen=True)
+class EventBatch(Batch[IssueEvent]):
+    """A relay transaction of the issue event outbox: and how many events it gave up."""
+
+    given_up: int = 0
+
+
 class IssueEventStore:
     def __init__(self, database: Database) -> None:
         self._database = database
@@ -182,12 +198,21 @@ class IssueEventStore:
         at: datetime,
         limit: int,
         after: IssueEvent | None = None,
-    ) -> Batch[IssueEvent]:
+    ) -> EventBatch:
         """Offer ``send`` up to ``limit`` unpublished events, oldest first (after ``after``,
         the last a previous call offered), their rows locked, and record what it says
         (``storage.outbox``): each offer counts an attempt, a refused event keeps its error,
-        and the next call goes on after it. A row another relay holds is skipped."""
-        return relay_batch(self._database, _OUTBOX, send, at, limit, after)
+        and the next call goes on after it; an event refused ``MAX_REFUSALS`` times in calls
+        ``send`` did not fail is given up. A row another relay holds is skipped."""
+        outbox = _Outbox()
+
+        def sending(events: list[IssueEvent]) -> Sent:
+            sent = send(events)
+            outbox.call_failed = sent.stopped
+            return sent
+
+        batch = relay_batch(self._database, outbox, sending, at, limit, after)
+        return EventBatch(batch.rows, batch.sent, batch.refused, batch.stopped, outbox.given_up)
 
     def events(self, since: datetime | None = None, limit: int = 100) -> list[IssueEvent]:
         """The newest events (written since ``since``), oldest first."""
@@ -209,7 +234,11 @@ class IssueEventStore:
 
 
 class _Outbox:
-    """The issue event outbox as ``storage.outbox`` relays it."""
+    """The issue event outbox as ``storage.outbox`` relays it, for one relay transaction."""
+
+    def __init__(self) -> None:
+        self.call_failed = False  # the bus failed the call: its refusals are not the events'
+        self.given_up = 0
 
     def due(
         self, cursor: Cursor, at: datetime, limit: int, after: IssueEvent | None
@@ -220,7 +249,7 @@ class _Outbox:
             SELECT issue_id, version, type, detail, created_at, published_at, attempts,
                    last_error
             FROM issue_event
-            WHERE published_at IS NULL
+            WHERE published_at IS NULL AND refusals < %(refusals)s
               AND (%(created)s::timestamptz IS NULL
                    OR (created_at, issue_id, version) > (%(created)s, %(issue)s, %(version)s))
             ORDER BY created_at, issue_id, version
@@ -232,6 +261,7 @@ class _Outbox:
                 "issue": after.issue_id if after else None,
                 "version": after.version if after else None,
                 "limit": limit,
+                "refusals": MAX_REFUSALS,
             },
         )
         events = [IssueEvent(*row) for row in cursor.fetchall()]
@@ -244,21 +274,27 @@ class _Outbox:
         sent: list[IssueEvent],
         refused: list[tuple[IssueEvent, str]],
     ) -> None:
-        """The events published, those refused with their error, an attempt each; and those
-        published ``KEEP_PUBLISHED`` ago forgotten."""
+        """The events published, those refused with their error, an attempt each (and a
+        refusal, unless the bus failed the call: at MAX_REFUSALS the event is given up); and
+        those published ``KEEP_PUBLISHED`` ago forgotten."""
         for event in sent:
             cursor.execute(
                 "UPDATE issue_event SET published_at = %s, attempts = attempts + 1, "
                 "last_error = NULL WHERE issue_id = %s AND version = %s",
                 (at, event.issue_id, event.version),
             )
+        refusal = 0 if self.call_failed else 1
         for event, error in refused:
             cursor.execute(
-                "UPDATE issue_event SET attempts = attempts + 1, last_error = %s "
-                "WHERE issue_id = %s AND version = %s",
-                (error, event.issue_id, event.version),
+                "UPDATE issue_event SET attempts = attempts + 1, refusals = refusals + %s,"
+                " last_error = %s WHERE issue_id = %s AND version = %s RETURNING refusals",
+                (refusal, error, event.issue_id, event.version),
             )
+            row = cursor.fetchone()
+            if refusal and row is not None and row[0] >= MAX_REFUSALS:
+                self.given_up += 1
+                logger.warning(
+                    "issue event given up: the bus refused it every time",
+                    extra={"event_id": event.id, "refusals": row[0], "error": error},
+                )
         cursor.execute("DELETE FROM issue_event WHERE published_at < %s", (at - KEEP_PUBLISHED,))
-
-
-_OUTBOX = _Outbox()
