@@ -11,7 +11,7 @@ LOCKS := infra/lambda-runtime.txt layers/common/requirements.txt \
 	layers/extract/requirements.txt functions/cluster/requirements.txt
 
 .PHONY: demo collect test lint pytest corpus locks locks-check local-resources amazon-roots \
-	infra-check sam-env security clean
+	docs infra-check sam-env security clean
 
 ifeq ($(INSTALLER),uv)
 INSTALL = $(BIN)/uv pip install --quiet --python $(BIN)/python
@@ -77,6 +77,11 @@ locks-check: $(BIN)/.installed
 # The template's facts the local runtime follows, as package data (a test checks it is current).
 local-resources: $(BIN)/.installed
 	$(BIN)/python -m infra.local_resources > local/newsdesk_local/resources.json
+
+# The docs written from the code: docs/commands.md's --help blocks, from the parser (a test
+# checks they are current).
+docs: $(BIN)/.installed
+	$(BIN)/python -m newsdesk_local.command_docs
 
 # The CA roots the functions verify RDS Proxy's certificate against, from certifi's bundle
 # (a test checks it is current).
