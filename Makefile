@@ -10,7 +10,7 @@ UV_REQUIREMENT := uv>=0.9,<1
 LOCKS := infra/lambda-runtime.txt layers/common/requirements.txt \
 	layers/extract/requirements.txt functions/cluster/requirements.txt
 
-.PHONY: demo collect test lint pytest corpus locks locks-check local-resources amazon-roots \
+.PHONY: demo collect test test-unit lint pytest corpus locks locks-check local-resources amazon-roots \
 	docs infra-check sam-env security clean
 
 ifeq ($(INSTALLER),uv)
@@ -56,7 +56,14 @@ corpus: .cache/feedparser-corpus/VERSION
 .cache/feedparser-corpus/VERSION: $(BIN)/.installed
 	$(BIN)/python -m tests.feedparser_corpus
 
-test: lint pytest
+# make test reports how long it took (lint, then the tests), from its start.
+test:
+	@start=$$(date +%s); $(MAKE) --no-print-directory lint pytest && \
+		echo "make test: passed in $$(( $$(date +%s) - start )) s"
+
+# The unit tests alone: no service, no network, no process (tests/conftest.py's markers).
+test-unit: $(BIN)/.installed
+	$(BIN)/pytest -n $(PYTEST_WORKERS) -m unit
 
 # The locks, resolved again from their requirements.in (keeping the pins that still hold).
 locks: $(BIN)/.installed

@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import socket
+import subprocess
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
@@ -32,6 +34,23 @@ from newsdesk_local.pool import context_of
 from newsdesk_local.services import LocalServices, moto_server
 
 ROOT = Path(__file__).resolve().parent.parent
+# A test that asks for one of these runs against real services (PostgreSQL, moto, a loopback
+# server, the command line's data folder): integration. Every other test is a unit test, which
+# may not connect anywhere nor start a process (a guard below refuses both); a test that starts
+# its own servers says `pytestmark = pytest.mark.integration`. `make test-unit` runs the units.
+INTEGRATION_FIXTURES = frozenset(
+    {
+        "postgres_url",
+        "database",
+        "moto_endpoint",
+        "aws_env",
+        "feed_server",
+        "serve",
+        "data_dir",
+        "outside_tmp",
+        "stack",
+    }
+)
 EVENTS = ROOT / "events"
 FEEDS = Path(__file__).resolve().parent / "feeds"
 
@@ -347,3 +366,31 @@ def extract_all(services: LocalServices, **env: str) -> list[dict[str, Any]]:
         for d in drain(services, source, InProcess(handler))
     ]
     return [a for d in deliveries if isinstance(d.response, dict) for a in d.response["articles"]]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        uses = set(getattr(item, "fixturenames", ()))
+        if item.get_closest_marker("integration") is None and not uses & INTEGRATION_FIXTURES:
+            item.add_marker(pytest.mark.unit)
+        elif item.get_closest_marker("integration") is None:
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(autouse=True)
+def unit_tests_stay_in_process(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A unit test that connects or starts a process fails, naming what it did."""
+    if request.node.get_closest_marker("unit") is None:
+        return
+
+    def refused(what: str) -> Callable[..., Any]:
+        def refuse(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError(f"a unit test {what}: mark it pytest.mark.integration")
+
+        return refuse
+
+    monkeypatch.setattr(socket.socket, "connect", refused("connects"))
+    monkeypatch.setattr(socket.socket, "connect_ex", refused("connects"))
+    monkeypatch.setattr(subprocess.Popen, "__init__", refused("starts a process"))

@@ -25,7 +25,7 @@ from newsdesk_local.driver import FANOUT, scheduled_event
 from newsdesk_local.services import LocalServices
 from tests.conftest import EXTRACT_ON, article_page, rows
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
 @pytest.fixture

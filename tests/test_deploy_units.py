@@ -54,6 +54,9 @@ from newsdesk_local.infrastructure import LAMBDA_ROOT
 from newsdesk_local.stack import AWS_PORT, CONTAINER_HOST, POSTGRES_PORT
 from tests.conftest import ROOT, article_page, load_event, served_bytes
 
+# its tests start servers or processes of their own (tests/conftest.py)
+pytestmark = pytest.mark.integration
+
 RESOLVED = ROOT / "build" / "sam-env.json"
 BUILT = ROOT / "infra" / ".aws-sam" / "build"
 NEWSDESK = Path(sys.executable).parent / "newsdesk"

@@ -446,7 +446,7 @@ def test_a_failing_host_opens_its_breaker_and_its_pages_wait(
     assert statuses == [("extract_error", "http_503")] * 3 + [("deferred", "host_cooling")] * 2
     assert sum(feed_server.requests[f"/view/{i}"] for i in range(5)) == 3
     host = StateTable(aws_env.client("dynamodb"), "newsdesk-state").host("127.0.0.1")
-    assert (host.breaker, host.consecutive_failures) == ("open", 3)
+    assert (host.breaker.state, host.breaker.failures) == ("open", 3)
     # and every article's row is still in the outbox, unsent, for later
     assert [r[3] for r in outbox(database)] == [False] * 5
 

@@ -27,6 +27,10 @@ from newsdesk.collect.fetch import describe_blocked
 from newsdesk.core.report import FAILURE_CLASSES
 from tests.conftest import invoke, worker, worker_event
 
+# its tests start servers or processes of their own (tests/conftest.py)
+pytestmark = pytest.mark.integration
+
+
 # A feed that crashes feedparser: an emoji written as a UTF-16 surrogate pair.
 POISON = (
     b'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"'

@@ -146,6 +146,7 @@ def test_strict_mode_refuses_localhost_by_name(serve, feed_server):
     assert feed_server.requests["/good.xml"] == 0
 
 
+@pytest.mark.integration
 def test_connection_refused_is_a_fetch_error():
     # a port nobody listens on, on loopback
     with pytest.raises(FetchError):

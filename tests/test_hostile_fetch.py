@@ -31,6 +31,9 @@ from newsdesk.core.errors import BlockedAddressError, FetchTimeoutError, Respons
 from newsdesk.core.settings import LOCAL_CONTACT, user_agent_for
 from newsdesk_local.feedserver import Route
 
+# its tests start servers or processes of their own (tests/conftest.py)
+pytestmark = pytest.mark.integration
+
 ROOT = Path(__file__).resolve().parents[1]
 MB = 1024 * 1024
 
@@ -338,4 +341,4 @@ def test_the_worker_and_extractor_log_no_query_strings():
 
 
 if sys.platform != "linux":  # the full listener queue drops SYNs as Linux does
-    pytestmark = pytest.mark.skip("Linux's listen queue behaviour")
+    pytestmark = [pytest.mark.integration, pytest.mark.skip("Linux's listen queue behaviour")]

@@ -14,7 +14,8 @@ import pytest
 
 from infra.transform import load, transformed
 from newsdesk.aws.state_table import StateTable
-from newsdesk.core.schedule import BreakerPolicy, FeedState, OutletState, SchedulePolicy
+from newsdesk.core.breaker import BreakerPolicy
+from newsdesk.core.schedule import FeedState, OutletState, SchedulePolicy
 from newsdesk.core.settings import Settings
 from newsdesk.core.times import parse_time
 from newsdesk.storage.migrate import available
@@ -166,6 +167,7 @@ def test_the_locks_inputs_are_the_packages_ranges(inputs):
         assert f'"{requirement}"' in pyproject, requirement
 
 
+@pytest.mark.integration
 def test_collect_functions_do_not_import_the_numeric_stack():
     code = (
         "import sys\n"
@@ -363,7 +365,7 @@ def a_round(aws_env, database, serve, tmp_path, capsys) -> Round:
     silent.failed(at - timedelta(hours=9), "HTTP 500", SchedulePolicy())
     states.save(silent)
     cooling = OutletState("Cooling")
-    cooling.tripped(at - timedelta(minutes=5), BreakerPolicy())
+    cooling.breaker.tripped(at - timedelta(minutes=5), BreakerPolicy())
     states.save(cooling)
     handler = worker.logger.registered_handler  # every function's: one service, one handler
     original, handler.stream = handler.stream, sys.stdout

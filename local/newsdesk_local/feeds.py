@@ -28,9 +28,10 @@ from newsdesk.aws.state_table import (
     records,
     to_item,
 )
+from newsdesk.core.breaker import BREAKER_CLOSED, BREAKER_OPEN, Breaker
 from newsdesk.core.errors import ConfigError
 from newsdesk.core.hosts import HostState
-from newsdesk.core.schedule import BREAKER_CLOSED, BREAKER_OPEN, FeedState, OutletState
+from newsdesk.core.schedule import FeedState, OutletState
 from newsdesk.core.times import local_time
 from newsdesk_local.output import json_time, plural, terminal_time
 from newsdesk_local.saved_state import STATE_FILE, load_tables, store_tables
@@ -44,11 +45,11 @@ class OutletRecords:
     feeds' records."""
 
     source: str
-    breaker: OutletState
+    breaker: Breaker
     feeds: list[FeedState] = field(default_factory=list)
 
     def breaker_state(self, at: datetime) -> str:
-        return self.breaker.breaker_at(at)
+        return self.breaker.state_at(at)
 
     def failing(self, at: datetime) -> bool:
         return self.breaker_state(at) != BREAKER_CLOSED or any(f.failing for f in self.feeds)
@@ -69,7 +70,9 @@ def outlets_of(
 ) -> dict[str, OutletRecords]:
     return {
         source: OutletRecords(
-            source, breakers.get(source) or OutletState(source), list(feeds.get(source, []))
+            source,
+            breakers[source].breaker if source in breakers else Breaker(),
+            list(feeds.get(source, [])),
         )
         for source in sorted({*breakers, *feeds})
     }
@@ -116,10 +119,10 @@ class SavedStore:
         tables = load_tables(self._data_dir)
         items = tables.get(STATE_TABLE, [])
         changed: dict[tuple[str, str], dict[str, Any]] = {}
-        if outlet.breaker.breaker != BREAKER_CLOSED or outlet.breaker.trips:
-            breaker = dataclasses.replace(outlet.breaker)
-            breaker.closed()
-            changed[(outlet_key(outlet.source), OUTLET_SK)] = to_item(breaker)
+        if outlet.breaker.state != BREAKER_CLOSED or outlet.breaker.trips:
+            closed = OutletState(outlet.source, dataclasses.replace(outlet.breaker))
+            closed.breaker.closed()
+            changed[(outlet_key(outlet.source), OUTLET_SK)] = to_item(closed)
         for feed in outlet.feeds:
             due = dataclasses.replace(feed)
             due.made_due(at)
@@ -159,7 +162,7 @@ def as_json(outlets: Iterable[OutletRecords], at: datetime) -> dict[str, Any]:
                 "breaker": {
                     "state": o.breaker_state(at),
                     "open_until": json_time(o.breaker.open_until)
-                    if o.breaker.breaker == BREAKER_OPEN
+                    if o.breaker.state == BREAKER_OPEN
                     else None,
                     "trips": o.breaker.trips,
                 },
@@ -224,11 +227,13 @@ def hosts_json(hosts: Iterable[HostState], at: datetime) -> list[dict[str, Any]]
         {
             "host": h.host,
             "breaker": {
-                "state": h.breaker_at(at),
-                "open_until": json_time(h.open_until) if h.breaker == BREAKER_OPEN else None,
-                "trips": h.trips,
+                "state": h.breaker.state_at(at),
+                "open_until": json_time(h.breaker.open_until)
+                if h.breaker.state == BREAKER_OPEN
+                else None,
+                "trips": h.breaker.trips,
             },
-            "consecutive_failures": h.consecutive_failures,
+            "consecutive_failures": h.breaker.failures,
             "last_error": h.last_error,
             "last_error_at": json_time(h.last_error_at),
             "robots": h.robots_status,
@@ -241,13 +246,13 @@ def hosts_json(hosts: Iterable[HostState], at: datetime) -> list[dict[str, Any]]
 
 def host_line(host: HostState, at: datetime, zone: tzinfo) -> str:
     """A host the extractor fetched pages from: its breaker, failures and robots.txt."""
-    state = host.breaker_at(at)
-    until = local_time(host.open_until, zone) if host.open_until else "now"
+    state, trips = host.breaker.state_at(at), host.breaker.trips
+    until = local_time(host.breaker.open_until, zone) if host.breaker.open_until else "now"
     breaker = {
-        BREAKER_OPEN: f"open until {until} (trip {host.trips}): its pages wait",
+        BREAKER_OPEN: f"open until {until} (trip {trips}): its pages wait",
         BREAKER_CLOSED: "closed",
-    }.get(state, f"half-open since {until} (trip {host.trips}): the next page is a probe")
-    failed = f"{plural(host.consecutive_failures, 'failure')} in a row"
+    }.get(state, f"half-open since {until} (trip {trips}): the next page is a probe")
+    failed = f"{plural(host.breaker.failures, 'failure')} in a row"
     if host.last_error:
         failed += f", last {local_time(host.last_error_at, zone) if host.last_error_at else ''}: "
         failed += host.last_error

@@ -1,7 +1,8 @@
-"""The relay from the issue event outbox to the stack's event bus: after each clustering run
-(and so, after a crash, in the next one) every event not yet published is published, oldest
-first. An event the bus refuses stays in the outbox with its error for the next run, and
-those behind it go on; a bus that fails leaves the rest there too; nothing is lost."""
+"""The relay from the issue event outbox to the stack's event bus (``newsdesk.outbox.relay``):
+after each clustering run (and so, after a crash, in the next one) every event not yet
+published is published, oldest first, each under its ``event_id``. An event the bus refuses
+stays in the outbox with its error for the next run, and those behind it go on; a bus that
+fails leaves the rest there too; nothing is lost."""
 
 from __future__ import annotations
 
@@ -10,11 +11,15 @@ from datetime import datetime
 from aws_lambda_powertools import Logger
 
 from newsdesk.aws.issue_bus import IssueBus
-from newsdesk.storage.issue_events import IssueEventStore, Relayed
+from newsdesk.core.errors import EventBusError
+from newsdesk.outbox import relay as outbox
+from newsdesk.storage.issue_events import IssueEvent, IssueEventStore
+from newsdesk.storage.outbox import Sent
 
 logger = Logger(child=True)
 
 RELAY_LIMIT = 100  # events a transaction
+NOT_PUBLISHED = "not published"  # an event the bus's answer does not name
 
 
 def relay_events(store: IssueEventStore, bus: IssueBus, at: datetime) -> tuple[int, int]:
@@ -22,17 +27,21 @@ def relay_events(store: IssueEventStore, bus: IssueBus, at: datetime) -> tuple[i
     error, and is tried again by the next run). An event refused is passed over, so the
     events behind it go on; a call the bus fails ends the relay, the rest left for the next
     run."""
-    published = failed = 0
-    relayed: Relayed | None = None
-    while True:
-        relayed = store.relay(bus.publish, at, RELAY_LIMIT, after=relayed)
-        published += relayed.published
-        failed += relayed.failed
-        if relayed.offered < RELAY_LIMIT or relayed.stopped:
-            break
-    if failed:
+
+    def publish(events: list[IssueEvent]) -> Sent:
+        try:
+            errors, stopped = bus.publish(events), False
+        except EventBusError as e:  # what went before the failed call is published
+            errors = {event.id: e.published.get(event.id, str(e)) for event in events}
+            stopped = True
+        return Sent([errors.get(event.id, NOT_PUBLISHED) for event in events], stopped)
+
+    relayed = outbox.relay(
+        lambda after: store.relay(publish, at, RELAY_LIMIT, after), RELAY_LIMIT, past_refused=True
+    )
+    if relayed.refused:
         logger.warning(
             "issue events not published; the next run publishes them",
-            extra={"failed": failed, "published": published},
+            extra={"failed": relayed.refused, "published": relayed.sent},
         )
-    return published, failed
+    return relayed.sent, relayed.refused

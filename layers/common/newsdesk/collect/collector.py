@@ -1,7 +1,8 @@
 """One outlet's share of a round: its due feeds in order, fetched (conditionally), parsed,
-filtered, de-duplicated and stored, with the in-message breaker, the outlet's remembered
-breaker and each feed's schedule. Feed failures are recorded and counted; store and state
-failures raise so that the SQS record fails and is retried."""
+filtered, de-duplicated and stored, with the outlet's breaker (``core.breaker``: the feeds
+failed in this message trip it, its cool-down skips the outlet) and each feed's schedule.
+Feed failures are recorded and counted; store and state failures raise so that the SQS record
+fails and is retried."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from newsdesk.collect.response import (
     validators,
 )
 from newsdesk.collect.urls import canonical_url
+from newsdesk.core.breaker import BREAKER_HALF_OPEN, BREAKER_OPEN, BreakerPolicy
 from newsdesk.core.errors import FeedError, FeedReadError, HTTPStatusError, NewsdeskError
 from newsdesk.core.fetched import FetchResult
 from newsdesk.core.messages import OutletMessage
@@ -38,15 +40,7 @@ from newsdesk.core.report import (
     FeedReport,
     OutletReport,
 )
-from newsdesk.core.schedule import (
-    BREAKER_HALF_OPEN,
-    BREAKER_OPEN,
-    BreakerPolicy,
-    FeedState,
-    OutletBreaker,
-    OutletState,
-    SchedulePolicy,
-)
+from newsdesk.core.schedule import FeedState, OutletState, SchedulePolicy
 from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Feed
 from newsdesk.core.times import format_time, utc_now
@@ -157,16 +151,11 @@ class OutletCollector:
             report.stale = True
             return report
         outlet, feed_states = self._states.outlet(message.outlet.name)
-        mode = outlet.breaker_at(message.scheduled_at)
+        mode = outlet.breaker.state_at(message.scheduled_at)
         if mode == BREAKER_OPEN:
             self._skip_cooling(message, outlet, report)
             return report
-        run = _Run(
-            message,
-            outlet,
-            OutletBreaker(self._policy.max_failures),
-            probing=mode == BREAKER_HALF_OPEN,
-        )
+        run = _Run(message, outlet, probing=mode == BREAKER_HALF_OPEN)
         for feed in message.outlet.feeds:
             feed_report = FeedReport(feed.source, feed.category, feed.url)
             report.feeds.append(feed_report)
@@ -192,13 +181,13 @@ class OutletCollector:
             extra={
                 "outlet": outlet.source,
                 "breaker": BREAKER_OPEN,
-                "open_until": format_time(outlet.open_until or message.scheduled_at),
+                "open_until": format_time(outlet.breaker.open_until or message.scheduled_at),
             },
         )
         report.cooling_down(
             [(f.category, f.url) for f in message.outlet.feeds],
-            format_time(outlet.open_until or message.scheduled_at),
-            outlet.trips,
+            format_time(outlet.breaker.open_until or message.scheduled_at),
+            outlet.breaker.trips,
         )
 
     def _visit(
@@ -210,10 +199,10 @@ class OutletCollector:
         report: OutletReport,
     ) -> None:
         """One feed of the message: skipped, not due, or collected and its state saved."""
-        if run.breaker.is_open:
+        at = run.message.scheduled_at
+        if run.outlet.breaker.state_at(at) == BREAKER_OPEN:  # it tripped in this message
             logger.info("feed skipped: outlet breaker open", extra=_keys(feed))
             return
-        at = run.message.scheduled_at
         state = state or FeedState(feed.source, feed.url)
         if not (run.message.ignore_schedule or state.is_due(at)):
             feed_report.status = FEED_NOT_DUE
@@ -227,36 +216,36 @@ class OutletCollector:
         self._after_feed(ok, run, report)
 
     def _after_feed(self, ok: bool, run: _Run, report: OutletReport) -> None:
-        outlet = run.outlet
-        if not ok:
-            run.breaker.record_failure()
-        if run.probing:
-            run.probing = False
-            if ok:
-                outlet.closed()
-                logger.info(
-                    "outlet breaker closed after a half-open probe", extra={"outlet": outlet.source}
-                )
-                self._states.save(outlet)
-            else:
-                run.breaker.open()  # skip the rest
-                self._trip(run, report, "half-open probe failed; outlet breaker re-opened")
-        elif not ok and run.breaker.is_open:
-            self._trip(run, report, "outlet breaker open: skipping the outlet's remaining feeds")
+        """A feed that worked closes a half-open breaker (and otherwise leaves the count: the
+        message's failures are counted cumulatively); one that failed counts, and may trip it."""
+        outlet, probing = run.outlet, run.probing
+        run.probing = False
+        if ok and probing:
+            outlet.breaker.succeeded()
+            logger.info(
+                "outlet breaker closed after a half-open probe", extra={"outlet": outlet.source}
+            )
+            self._states.save(outlet)
+        elif not ok:
+            breaker, at = outlet.breaker, run.message.scheduled_at
+            if breaker.failed(at, self._policy.max_failures, self._policy.breaker):
+                self._trip(run, report, probing)
 
-    def _trip(self, run: _Run, report: OutletReport, message: str) -> None:
-        at, outlet = run.message.scheduled_at, run.outlet
-        outlet.tripped(at, self._policy.breaker)
+    def _trip(self, run: _Run, report: OutletReport, probing: bool) -> None:
+        at, outlet, breaker = run.message.scheduled_at, run.outlet, run.outlet.breaker
         report.breaker_tripped = True
-        report.open_until, report.trips = format_time(outlet.open_until or at), outlet.trips
+        report.open_until, report.trips = format_time(breaker.open_until or at), breaker.trips
         logger.warning(
-            message,
+            "half-open probe failed; outlet breaker re-opened"
+            if probing
+            else "outlet breaker open: skipping the outlet's remaining feeds",
             extra={
                 "outlet": outlet.source,
                 "breaker": BREAKER_OPEN,  # every line of an open breaker has it (a rule counts)
-                "failures": run.breaker.failures,
-                "open_until": format_time(outlet.open_until or at),
-                "trips": outlet.trips,
+                # a failed probe counts as the whole allowance
+                "failures": max(breaker.failures, self._policy.max_failures),
+                "open_until": format_time(breaker.open_until or at),
+                "trips": breaker.trips,
             },
         )
         self._states.save(outlet)
@@ -432,9 +421,8 @@ class _Run:
     """What one message's pass keeps between feeds."""
 
     message: OutletMessage
-    outlet: OutletState
-    breaker: OutletBreaker
-    probing: bool
+    outlet: OutletState  # its breaker counts the message's failed feeds
+    probing: bool  # the first feed asked is a half-open breaker's probe
     requested: bool = False
 
     def __post_init__(self) -> None:

@@ -43,6 +43,7 @@ from newsdesk.collect.fetch import (
 from newsdesk.collect.response import retry_after_seconds
 from newsdesk.collect.urls import canonical_url
 from newsdesk.core.bounds import fits_a_key
+from newsdesk.core.breaker import BREAKER_OPEN, BreakerPolicy
 from newsdesk.core.errors import (
     FeedError,
     FetchError,
@@ -53,7 +54,6 @@ from newsdesk.core.errors import (
 from newsdesk.core.fetched import FetchResult
 from newsdesk.core.hosts import ROBOTS_MISSING, ROBOTS_OK, ROBOTS_UNREACHABLE, HostState
 from newsdesk.core.messages import ArticleMessage, page_host
-from newsdesk.core.schedule import BREAKER_OPEN, BreakerPolicy
 from newsdesk.core.settings import PRODUCT, Settings
 from newsdesk.core.times import format_time, local_time, utc_now
 from newsdesk.extract import page as judge
@@ -262,8 +262,8 @@ class PageExtractor:
         """Whether ``url`` may be asked of ``host`` now (after waiting for its pacing); when
         not, the article's outcome is recorded or it is deferred."""
         at = self._clock()
-        if host.breaker_at(at) == BREAKER_OPEN:
-            self._defer(article, report, host.open_until or at, "host_cooling")
+        if host.breaker.state_at(at) == BREAKER_OPEN:
+            self._defer(article, report, host.breaker.open_until or at, "host_cooling")
             return False
         held = host.held_until(at)
         if held is not None:
@@ -347,8 +347,8 @@ class PageExtractor:
                 extra={
                     "host": host.host,
                     "breaker": BREAKER_OPEN,
-                    "open_until": format_time(host.open_until or at),
-                    "trips": host.trips,
+                    "open_until": format_time(host.breaker.open_until or at),
+                    "trips": host.breaker.trips,
                     "error": error,
                 },
             )

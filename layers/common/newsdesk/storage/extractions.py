@@ -20,6 +20,7 @@ from psycopg2 import sql
 
 from newsdesk.core.bounds import TITLE_MAX_CHARS, capped, fits_a_key, storable
 from newsdesk.storage.database import Database
+from newsdesk.storage.outbox import Batch, Sent, relay_batch
 
 Cursor = psycopg2.extensions.cursor
 
@@ -149,46 +150,24 @@ class ExtractionStore:
         self._wire = sorted(wire_agencies)
 
     def relay(
-        self, send: Callable[[list[OutboxRow]], Sequence[OutboxRow]], at: datetime, limit: int
-    ) -> int:
+        self,
+        send: Callable[[list[OutboxRow]], Sequence[OutboxRow]],
+        at: datetime,
+        limit: int,
+        after: OutboxRow | None = None,
+    ) -> Batch[OutboxRow]:
         """Offer ``send`` the unsent rows due at ``at`` (up to ``limit``, none that another
-        relay holds) and mark those it sent; return how many. Should ``send`` raise, nothing
-        is marked: the rows are offered again by the next relay. Rows sent ``RESEND_AFTER``
-        ago and still here (their message lost, or dead-lettered) are offered again first, up
-        to ``MAX_SENDS`` sends; each send is counted, for a deduplication id of its own."""
-        with self._db.transaction() as cursor:
-            cursor.execute(
-                "UPDATE extraction_outbox SET sent_at = NULL WHERE sent_at < %s AND sends < %s",
-                (at - RESEND_AFTER, MAX_SENDS),
-            )
-            cursor.execute(
-                """
-                UPDATE extraction_outbox SET sends = sends + 1
-                WHERE (article_id, revision) IN (
-                    SELECT article_id, revision FROM extraction_outbox
-                    WHERE sent_at IS NULL AND not_before <= %s
-                    ORDER BY not_before, article_id
-                    LIMIT %s
-                    FOR UPDATE SKIP LOCKED
-                )
-                RETURNING article_id, revision, url, min_chars, attempts, sends
-                """,
-                (at, limit),
-            )
-            rows = [OutboxRow(*row) for row in cursor.fetchall()]
-            if not rows:
-                return 0
-            sent = send(rows)
-            cursor.execute(
-                """
-                UPDATE extraction_outbox SET sent_at = %s
-                WHERE (article_id, revision) IN (
-                    SELECT * FROM unnest(%s::bigint[], %s::integer[])
-                )
-                """,
-                (at, [r.article_id for r in sent], [r.revision for r in sent]),
-            )
-        return len(sent)
+        relay holds) and mark those it returns, the ones it sent (``storage.outbox``). Rows
+        sent ``RESEND_AFTER`` ago and still here (their message lost, or dead-lettered) are
+        offered again first, up to ``MAX_SENDS`` sends; each send is counted, for a
+        deduplication id of its own (a refused row's too: it is offered again by the next
+        relay). ``after`` changes nothing: what went is no longer due."""
+
+        def sent(rows: list[OutboxRow]) -> Sent:
+            went = set(send(rows))
+            return Sent([None if row in went else "refused" for row in rows])
+
+        return relay_batch(self._db, _OUTBOX, sent, at, limit, after)
 
     def pending(self, article_id: int, revision: int, at: datetime) -> PendingArticle | None:
         """The article if its extraction of ``revision`` is due at ``at`` (its outbox row is
@@ -363,6 +342,54 @@ class ExtractionStore:
                 (since,),
             )
             return [ArticleRow(*row) for row in cursor.fetchall()]
+
+
+class _Outbox:
+    """The extraction outbox as ``storage.outbox`` relays it."""
+
+    def due(
+        self, cursor: Cursor, at: datetime, limit: int, after: OutboxRow | None
+    ) -> list[OutboxRow]:
+        cursor.execute(
+            "UPDATE extraction_outbox SET sent_at = NULL WHERE sent_at < %s AND sends < %s",
+            (at - RESEND_AFTER, MAX_SENDS),
+        )
+        cursor.execute(
+            """
+            UPDATE extraction_outbox SET sends = sends + 1
+            WHERE (article_id, revision) IN (
+                SELECT article_id, revision FROM extraction_outbox
+                WHERE sent_at IS NULL AND not_before <= %s
+                ORDER BY not_before, article_id
+                LIMIT %s
+                FOR UPDATE SKIP LOCKED
+            )
+            RETURNING article_id, revision, url, min_chars, attempts, sends
+            """,
+            (at, limit),
+        )
+        return [OutboxRow(*row) for row in cursor.fetchall()]
+
+    def mark(
+        self,
+        cursor: Cursor,
+        at: datetime,
+        sent: list[OutboxRow],
+        refused: list[tuple[OutboxRow, str]],
+    ) -> None:
+        """The rows sent; a refused one stays unsent, its send counted."""
+        cursor.execute(
+            """
+            UPDATE extraction_outbox SET sent_at = %s
+            WHERE (article_id, revision) IN (
+                SELECT * FROM unnest(%s::bigint[], %s::integer[])
+            )
+            """,
+            (at, [r.article_id for r in sent], [r.revision for r in sent]),
+        )
+
+
+_OUTBOX = _Outbox()
 
 
 def _bounded(extraction: Extraction) -> Extraction:

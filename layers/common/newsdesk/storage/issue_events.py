@@ -6,9 +6,9 @@ not yet published and marks them. Delivery is at least once: each event carries 
 A detail is bounded to what PutEvents takes (``fit_detail``): each string cut to its schema's
 ``maxLength``, ``added_article_ids`` to ``MAX_ADDED`` (``added_count`` keeps the number), and
 the article list shortened until the detail is at most ``DETAIL_MAX_BYTES`` in UTF-8
-(``article_count`` keeps the total). The relay bounds what it reads too, so an event written
-before the bound is published as well. An event the bus refuses keeps its error and is tried
-again by the next relay; those behind it go on."""
+(``article_count`` keeps the total). The relay (``storage.outbox``) bounds what it reads too,
+so an event written before the bound is published as well. An event the bus refuses keeps its
+error and is tried again by the next relay; those behind it go on."""
 
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ from typing import Any
 from psycopg2.extras import Json
 
 from newsdesk.core.bounds import MAX_KEY_BYTES, TITLE_MAX_CHARS, capped
-from newsdesk.core.errors import EventBusError
 from newsdesk.core.times import format_time
 from newsdesk.storage.database import Database
+from newsdesk.storage.outbox import Batch, Cursor, Sent, relay_batch
 
 CREATED, UPDATED, CLOSED = "IssueCreated", "IssueUpdated", "IssueClosed"
 SOURCE = "newsdesk.issue"
@@ -72,34 +72,47 @@ class IssueEvent:
         }
 
 
+_ISSUE_AS_SEEN = """
+    SELECT i.version, i.state, c.name, i.title, i.size, i.first_article_at,
+           i.last_article_at, count(a.id),
+           COALESCE(json_agg(json_build_object(
+               'id', a.id, 'source', a.source, 'title', a.title, 'url', a.origin_url,
+               'published_at', a.published_at,
+               'chars', CASE WHEN e.status = 'extract_ok' THEN e.chars END,
+               'copy_of', e.copy_of
+           ) ORDER BY a.id) FILTER (WHERE a.id IS NOT NULL), '[]')
+    FROM issue i
+    JOIN category c ON c.id = i.category_id
+    LEFT JOIN raw_article a ON a.issue_id = i.id
+    LEFT JOIN article_extraction e ON e.article_id = a.id
+    WHERE i.id = %s
+    GROUP BY i.id, c.name
+"""
+
+
 def write_event(
     cursor: Any, issue_id: int, event_type: str, added: Sequence[int], at: datetime
 ) -> None:
     """The issue's event for its current version, from the issue as this transaction sees it
     (so within the change's transaction). A version has one event: writing it again is a
     no-op."""
+    cursor.execute(_ISSUE_AS_SEEN, (issue_id,))
+    detail = fit_detail(_detail(issue_id, cursor.fetchone(), added, at))
     cursor.execute(
         """
-        SELECT i.version, i.state, c.name, i.title, i.size, i.first_article_at,
-               i.last_article_at, count(a.id),
-               COALESCE(json_agg(json_build_object(
-                   'id', a.id, 'source', a.source, 'title', a.title, 'url', a.origin_url,
-                   'published_at', a.published_at,
-                   'chars', CASE WHEN e.status = 'extract_ok' THEN e.chars END,
-                   'copy_of', e.copy_of
-               ) ORDER BY a.id) FILTER (WHERE a.id IS NOT NULL), '[]')
-        FROM issue i
-        JOIN category c ON c.id = i.category_id
-        LEFT JOIN raw_article a ON a.issue_id = i.id
-        LEFT JOIN article_extraction e ON e.article_id = a.id
-        WHERE i.id = %s
-        GROUP BY i.id, c.name
+        INSERT INTO issue_event (issue_id, version, type, detail) VALUES (%s, %s, %s, %s)
+        ON CONFLICT (issue_id, version) DO NOTHING
         """,
-        (issue_id,),
+        (issue_id, detail["version"], event_type, Json(detail)),
     )
-    row = cursor.fetchone()
+
+
+def _detail(
+    issue_id: int, row: Sequence[Any], added: Sequence[int], at: datetime
+) -> dict[str, Any]:
+    """The event's detail (schemas/issue-event-detail.schema.json) from ``_ISSUE_AS_SEEN``."""
     version, state, category, title, size, first_at, last_at, count, articles = row
-    detail = {
+    return {
         "detail_version": DETAIL_VERSION,
         "event_id": event_id(issue_id, version),
         "issue_id": issue_id,
@@ -116,14 +129,6 @@ def write_event(
         "article_count": count,
         "articles": [_article(a) for a in articles[:MAX_ARTICLES]],
     }
-    detail = fit_detail(detail)
-    cursor.execute(
-        """
-        INSERT INTO issue_event (issue_id, version, type, detail) VALUES (%s, %s, %s, %s)
-        ON CONFLICT (issue_id, version) DO NOTHING
-        """,
-        (issue_id, version, event_type, Json(detail)),
-    )
 
 
 def fit_detail(detail: dict[str, Any]) -> dict[str, Any]:
@@ -167,92 +172,22 @@ def _article(article: dict[str, Any]) -> dict[str, Any]:
     return article | {"published_at": published}
 
 
-@dataclass(frozen=True)
-class Relayed:
-    """What one relay call did: events published and refused, the last one offered (where
-    the next call goes on), whether the bus failed the call (the rest wait for the next
-    run), and how many were offered."""
-
-    published: int
-    failed: int
-    last: tuple[datetime, int, int] | None
-    stopped: bool
-    offered: int = 0
-
-
 class IssueEventStore:
     def __init__(self, database: Database) -> None:
         self._database = database
 
     def relay(
         self,
-        publish: Callable[[list[IssueEvent]], dict[str, str | None]],
+        send: Callable[[list[IssueEvent]], Sent],
         at: datetime,
         limit: int,
-        after: Relayed | None = None,
-    ) -> Relayed:
-        """Hand up to ``limit`` unpublished events, oldest first (after those ``after``
-        offered), to ``publish`` (which returns each event id's error, None when published)
-        with their rows locked, and record what it says. An event refused keeps its error;
-        the next call goes on after it. A call that fails (EventBusError) records what it
-        published before, its error on the others, and ``stopped`` says so. A row another
-        relay holds is skipped."""
-        last = after.last if after is not None else None
-        with self._database.transaction() as cursor:
-            cursor.execute(
-                """
-                SELECT issue_id, version, type, detail, created_at, published_at, attempts,
-                       last_error
-                FROM issue_event
-                WHERE published_at IS NULL
-                  AND (%(created)s::timestamptz IS NULL
-                       OR (created_at, issue_id, version) > (%(created)s, %(issue)s, %(version)s))
-                ORDER BY created_at, issue_id, version
-                LIMIT %(limit)s
-                FOR UPDATE SKIP LOCKED
-                """,
-                {
-                    "created": last[0] if last else None,
-                    "issue": last[1] if last else None,
-                    "version": last[2] if last else None,
-                    "limit": limit,
-                },
-            )
-            events = [IssueEvent(*row) for row in cursor.fetchall()]
-            if not events:
-                return Relayed(0, 0, last, stopped=False)
-            events = [replace(e, detail=fit_detail(e.detail)) for e in events]
-            stopped = False
-            try:
-                errors = publish(events)
-            except EventBusError as e:
-                errors = {event.id: e.published.get(event.id, str(e)) for event in events}
-                stopped = True
-            published = [e for e in events if errors.get(e.id, "not published") is None]
-            failed = [e for e in events if errors.get(e.id, "not published") is not None]
-            for event in published:
-                cursor.execute(
-                    "UPDATE issue_event SET published_at = %s, attempts = attempts + 1, "
-                    "last_error = NULL WHERE issue_id = %s AND version = %s",
-                    (at, event.issue_id, event.version),
-                )
-            for event in failed:
-                cursor.execute(
-                    "UPDATE issue_event SET attempts = attempts + 1, last_error = %s "
-                    "WHERE issue_id = %s AND version = %s",
-                    (errors.get(event.id, "not published"), event.issue_id, event.version),
-                )
-            cursor.execute(
-                "DELETE FROM issue_event WHERE published_at < %s", (at - KEEP_PUBLISHED,)
-            )
-        tail = events[-1]
-        return Relayed(
-            len(published),
-            len(failed),
-            (tail.created_at, tail.issue_id, tail.version),
-            stopped=stopped,
-            offered=len(events),
-        )
+        after: IssueEvent | None = None,
+    ) -> Batch[IssueEvent]:
+        """Offer ``send`` up to ``limit`` unpublished events, oldest first (after ``after``,
+        the last a previous call offered), their rows locked, and record what it says
+        (``storage.outbox``): each offer counts an attempt, a refused event keeps its error,
+        and the next call goes on after it. A row another relay holds is skipped."""
+        return relay_batch(self._database, _OUTBOX, send, at, limit, after)
 
     def events(self, since: datetime | None = None, limit: int = 100) -> list[IssueEvent]:
         """The newest events (written since ``since``), oldest first."""
@@ -271,3 +206,59 @@ class IssueEventStore:
                 {"since": since, "limit": limit},
             )
             return [IssueEvent(*row) for row in cursor.fetchall()]
+
+
+class _Outbox:
+    """The issue event outbox as ``storage.outbox`` relays it."""
+
+    def due(
+        self, cursor: Cursor, at: datetime, limit: int, after: IssueEvent | None
+    ) -> list[IssueEvent]:
+        """Unpublished events after ``after``, bounded as they are published."""
+        cursor.execute(
+            """
+            SELECT issue_id, version, type, detail, created_at, published_at, attempts,
+                   last_error
+            FROM issue_event
+            WHERE published_at IS NULL
+              AND (%(created)s::timestamptz IS NULL
+                   OR (created_at, issue_id, version) > (%(created)s, %(issue)s, %(version)s))
+            ORDER BY created_at, issue_id, version
+            LIMIT %(limit)s
+            FOR UPDATE SKIP LOCKED
+            """,
+            {
+                "created": after.created_at if after else None,
+                "issue": after.issue_id if after else None,
+                "version": after.version if after else None,
+                "limit": limit,
+            },
+        )
+        events = [IssueEvent(*row) for row in cursor.fetchall()]
+        return [replace(e, detail=fit_detail(e.detail)) for e in events]
+
+    def mark(
+        self,
+        cursor: Cursor,
+        at: datetime,
+        sent: list[IssueEvent],
+        refused: list[tuple[IssueEvent, str]],
+    ) -> None:
+        """The events published, those refused with their error, an attempt each; and those
+        published ``KEEP_PUBLISHED`` ago forgotten."""
+        for event in sent:
+            cursor.execute(
+                "UPDATE issue_event SET published_at = %s, attempts = attempts + 1, "
+                "last_error = NULL WHERE issue_id = %s AND version = %s",
+                (at, event.issue_id, event.version),
+            )
+        for event, error in refused:
+            cursor.execute(
+                "UPDATE issue_event SET attempts = attempts + 1, last_error = %s "
+                "WHERE issue_id = %s AND version = %s",
+                (error, event.issue_id, event.version),
+            )
+        cursor.execute("DELETE FROM issue_event WHERE published_at < %s", (at - KEEP_PUBLISHED,))
+
+
+_OUTBOX = _Outbox()
