@@ -85,10 +85,11 @@ locks-check: $(BIN)/.installed
 local-resources: $(BIN)/.installed
 	$(BIN)/python -m infra.local_resources > local/newsdesk_local/resources.json
 
-# The docs that list what the code and the template declare, written from them (a test checks
-# they are current): docs/configuring.md, docs/operating.md's metrics and alarms.
+# The docs written from what the code and the template declare (tests check they are current):
+# docs/configuring.md, docs/operating.md's metrics and alarms, docs/commands.md's --help blocks.
 docs: $(BIN)/.installed
 	$(BIN)/python -m infra.reference
+	$(BIN)/python -m newsdesk_local.command_docs
 
 # The CA roots the functions verify RDS Proxy's certificate against, from certifi's bundle
 # (a test checks it is current).
