@@ -9,7 +9,7 @@ import boto3
 import pytest
 
 from newsdesk.core.messages import ClusterMessage
-from newsdesk.core.times import format_time
+from newsdesk.core.times import format_time, utc_now
 from newsdesk_local.driver import sqs_event
 from tests.conftest import container, load_event
 from tests.test_cluster_job import NOW, STORIES, store
@@ -117,3 +117,24 @@ def test_a_message_that_is_not_a_cluster_message_fails_its_record(database, post
     answer = fanned(sqs_event([bad], arn))
     assert answer["batchItemFailures"] == [{"itemIdentifier": "m1"}]
     assert answer["runs"] == []
+
+
+def test_a_category_message_for_a_future_time_fails_its_record_and_closes_nothing(
+    database, postgres_url, queue
+):
+    # GIVEN open issues, and a category message dated a day ahead (a run then would close
+    # every open issue for good, its idle hours passed)
+    url, arn, received = queue
+    a_day(database)
+    fanned = container("cluster", DATABASE_URL=postgres_url, CLUSTER_QUEUE_URL=url, **POLICY)
+    fanned(load_event("cluster") | {"at": format_time(NOW)})
+    for message in received():
+        fanned(sqs_event([message], arn))
+    before = outcome(database)
+    ahead = ClusterMessage(1, "경제", format_time(utc_now() + timedelta(days=1)))
+    record = {"MessageId": "m1", "ReceiptHandle": "r", "Body": ahead.to_json(), "MD5OfBody": ""}
+    # WHEN it is delivered
+    answer = fanned(sqs_event([record], arn))
+    # THEN its record fails (SQS keeps it, then the dead-letter queue) and nothing changed
+    assert answer["batchItemFailures"] == [{"itemIdentifier": "m1"}]
+    assert outcome(database) == before

@@ -27,7 +27,7 @@ from newsdesk.cluster.job import ClusterPolicy, ClusterRun, run_clustering
 from newsdesk.core.errors import MessageError, NewsdeskError
 from newsdesk.core.messages import ClusterMessage
 from newsdesk.core.settings import Settings
-from newsdesk.core.times import format_time, parse_time, utc_now
+from newsdesk.core.times import format_time, utc_now
 from newsdesk.core.times import replay_time as checked_replay_time
 from newsdesk.storage.database import Database, database_from
 from newsdesk.storage.issue_events import SOURCE, IssueEventStore
@@ -64,8 +64,11 @@ def replay_time(event: dict[str, Any]) -> datetime | None:
     articles collected up to then; None (a schedule's event): now. A time that cannot be
     one (core.times.replay_time: unreadable, before 1970, in the future) is a MessageError."""
     at = event.get("at")
-    if at is None:
-        return None
+    return None if at is None else _checked(at)
+
+
+def _checked(at: object) -> datetime:
+    """``at`` as core.times.replay_time checks it, or a MessageError in words."""
     try:
         return checked_replay_time(at, utc_now())
     except ValueError as e:
@@ -116,7 +119,7 @@ def _categories(event: dict[str, Any], context: LambdaContext, deps: Cluster) ->
         try:
             message = ClusterMessage.from_json(record.body)
             logger.append_keys(category=message.category)
-            run = _run(deps, parse_time(message.at), [message.category_id])
+            run = _run(deps, _checked(message.at), [message.category_id])
         except (NewsdeskError, ValueError):
             logger.exception(
                 "record failed; SQS will deliver it again", extra={"message_id": record.message_id}
