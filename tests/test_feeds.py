@@ -418,7 +418,7 @@ def free_port():
 
 
 @pytest.mark.slow
-def test_the_console_script_runs_a_round_in_its_containers(data_dir, postgres_url, serve):
+def test_the_console_script_runs_a_round_in_its_containers(data_dir, database, postgres_url, serve):
     # GIVEN a feed on loopback WHEN `newsdesk collect` runs as a person runs it (a process of
     # its own: its containers are forked as the console script's, which each re-runs)
     feed = serve("/g.xml", "good.xml")
