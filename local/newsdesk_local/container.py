@@ -16,6 +16,7 @@ each on two cores). A container whose path does not hold them drops them and imp
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import os
@@ -36,6 +37,17 @@ PRELOAD = (
     "psycopg2.extras",
     "requests",
     "yaml",
+)
+# and those of the other artifacts' folders (the extract layer's, the image's), each from the
+# first folder that holds it: a container whose folders hold none of a package drops it
+MORE = (
+    "lxml.html",
+    "protego",
+    "trafilatura",
+    "numpy",
+    "scipy.sparse",
+    "sklearn.feature_extraction.text",
+    "sklearn.preprocessing",
 )
 SERVICES = ("sqs", "dynamodb", "s3", "secretsmanager")  # their models parsed once, in the server
 STDLIB = tuple(
@@ -118,17 +130,22 @@ def isolate(path: list[str]) -> None:
         package.__path__ = []  # nothing more of the local package can be imported from here
 
 
-def preload(path: list[str]) -> None:
+def preload(path: list[str], more: list[str]) -> None:
     """In the fork server: the common libraries, from ``path`` (the folders every zip
-    function's path holds), found there first. Nothing else of the server's environment is
-    taken away: each child re-runs the command's main module (multiprocessing's spawn
-    preparation) before its container starts, and isolates itself then."""
+    function's path holds), found there first; then the other artifacts' libraries, with
+    ``more`` (their folders) after ``path``. Nothing else of the server's environment is taken
+    away: each child re-runs the command's main module (multiprocessing's spawn preparation)
+    before its container starts, and isolates itself then."""
     sys.path[:0] = path
     try:
         for name in PRELOAD:
             importlib.import_module(name)
     except ImportError:  # the folders are not all there: each container reports it at its start
         return
+    sys.path[len(path) : len(path)] = more
+    for name in MORE:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
     boto3 = sys.modules["boto3"]
     boto3.setup_default_session()
     for service in SERVICES:

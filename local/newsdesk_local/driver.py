@@ -284,13 +284,13 @@ def run_cluster(services: LocalServices, event: dict[str, Any]) -> dict[str, Any
     ``event`` (a schedule's, or a replay's with ``at``), which sends one message per category
     to its queue, then that queue drained by its event source mapping; the categories' runs
     summed into one answer, as a run over every category gives."""
-    first = invoke_function(services, CLUSTER, event)
-    if "categories_sent" not in first:  # no queue: the invocation clustered every category
-        return first
     runs: list[dict[str, Any]] = []
     failed: list[str] = []
     sources = services.infrastructure.functions[CLUSTER].event_sources
-    with pool_of(services, CLUSTER) as pool:
+    with pool_of(services, CLUSTER) as pool:  # warm for the queue's batches, as Lambda keeps it
+        first = pool.invoke(event).result()
+        if "categories_sent" not in first:  # no queue: the invocation clustered every category
+            return first
         for source in sources:
             for delivery in drain(services, source, pool):
                 if isinstance(delivery.response, dict):

@@ -29,18 +29,22 @@ __all__ = ["LambdaPool", "LocalContext", "context_of"]
 
 def _fork_server() -> multiprocessing.context.BaseContext:
     """The one fork server, started here, preloading from the folders every zip function's path
-    holds (the common layer's content and installed lock, the runtime's). The folders reach it
-    in its environment, which nothing else inherits."""
+    holds (the common layer's content and installed lock, the runtime's), then the other
+    artifacts' libraries from their folders. The folders reach it in its environment, which
+    nothing else inherits."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([forkserver.__name__])
     functions = Infrastructure.packaged().functions.values()
+    paths = [f.artifact.path() for f in functions]
     zips = [f.artifact.path() for f in functions if not f.artifact.image]
     shared = [folder for folder in zips[0] if all(folder in path for path in zips)]
+    more = list(dict.fromkeys(f for path in paths for f in path if f not in shared))
     os.environ[forkserver.PRELOAD_PATH] = os.pathsep.join(shared)
+    os.environ[forkserver.MORE_PATH] = os.pathsep.join(more)
     try:
         multiprocessing.forkserver.ensure_running()
     finally:
-        del os.environ[forkserver.PRELOAD_PATH]
+        del os.environ[forkserver.PRELOAD_PATH], os.environ[forkserver.MORE_PATH]
     return context
 
 
