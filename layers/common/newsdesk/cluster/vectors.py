@@ -42,49 +42,21 @@ def char_vectors(titles: Sequence[str]) -> sp.csr_matrix:
         return _empty(len(titles))
 
 
-ANALYSERS = ("char", "morph", "char+morph", "headline")
-# "char+morph": the share of the morpheme block in a row's squared length, so that where both
-# blocks are non-zero the cosine is (1 - share) · char cosine + share · morpheme cosine.
-MORPH_SHARE = 0.5
+ANALYSERS = ("char", "headline")
 
 
 def centroid_vectors(titles: Sequence[str], analyser: str = "char") -> sp.csr_matrix:
     """The centroid method's title vectors, rows of unit length (zero rows for blank titles):
-    ``"char"``, character n-grams (``char_vectors``); ``"morph"``, TF-IDF over content
-    morphemes (``newsdesk.cluster.korean``; Kiwi runs on the titles with Hangul only);
-    ``"char+morph"``, both side by side, weighted by ``MORPH_SHARE``, rows renormalised;
-    ``"headline"``, the normal form and n-grams of ``newsdesk.cluster.headline`` (issue 24)."""
+    ``"char"``, character n-grams (``char_vectors``); ``"headline"``, the normal form and
+    n-grams of ``newsdesk.cluster.headline`` (issue 24). Kiwi's morphemes are not here: they
+    are compared in ``newsdesk_local.korean`` (benchmarks and tests), not shipped."""
     if analyser == "char":
         return char_vectors(titles)
-    if analyser == "morph":
-        return morph_vectors(titles)
     if analyser == "headline":
         from newsdesk.cluster.headline import headline_vectors
 
         return headline_vectors(titles)
-    if analyser == "char+morph":
-        blocks = [
-            (1 - MORPH_SHARE) ** 0.5 * char_vectors(titles),
-            MORPH_SHARE**0.5 * morph_vectors(titles),
-        ]
-        return normalize(sp.hstack(blocks, format="csr"), copy=False)
     raise ValueError(f"unknown analyser {analyser!r}; expected one of {ANALYSERS}")
-
-
-def morph_vectors(titles: Sequence[str]) -> sp.csr_matrix:
-    """Content morphemes, sublinear term frequency, no IDF (as `char_vectors`), rows of unit
-    length."""
-    from newsdesk.cluster.korean import content_morphemes  # loads Kiwi only when asked for
-
-    vectorizer = TfidfVectorizer(analyzer=_given_tokens, sublinear_tf=True, use_idf=False)
-    try:
-        return vectorizer.fit_transform(content_morphemes(titles)).tocsr()
-    except ValueError:  # no title has a content morpheme
-        return _empty(len(titles))
-
-
-def _given_tokens(tokens: list[str]) -> list[str]:
-    return tokens
 
 
 def _empty(rows: int) -> sp.csr_matrix:
