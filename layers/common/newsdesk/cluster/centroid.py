@@ -24,6 +24,7 @@ group's squared length is kept exactly (``+ ‖x‖² + 2 x · Σ members`` as a
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -42,6 +43,15 @@ CANDIDATE_SIMILARITY = 0.2
 # members is at least this, so that a big group's centroid, which leans toward the words all
 # its members share, does not draw titles that share only those.
 HEADLINE_MEAN_FLOOR = 0.2
+# The headline method's threshold and HEADLINE_MEAN_FLOOR are for titles with Hangul; a title
+# without any (English) joins at this share of the threshold and with this floor (issue 24:
+# 0.30 and 0.20 against 0.20 and 0.10). Latin-script headlines are longer and share n-grams of
+# common words, so with IDF their paraphrases sit lower (the UCI sample's sweep).
+NON_HANGUL_SHARE = 2 / 3
+NON_HANGUL_MEAN_FLOOR = 0.1
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+
+
 # Rows a sparse product covers (against every earlier title), and rows whose sums per group are
 # taken at once: a title's similarities to titles of its own step are added in Python.
 BLOCK_ROWS = 2048
@@ -70,35 +80,34 @@ def centroid_groups(
     members it is at least this similar to on average (the ``headline`` method's guard
     against a big group's centroid).
     """
+    thresholds: float | list[float] = threshold
+    floors: float | list[float] = mean_floor
     if analyser == "headline":  # its own normal form strips the tags
         vectors = centroid_vectors(titles, analyser)
+        hangul = [_HANGUL.search(t) is not None for t in titles]
+        thresholds = [threshold * (1.0 if h else NON_HANGUL_SHARE) for h in hangul]
+        floors = [mean_floor if h else min(mean_floor, NON_HANGUL_MEAN_FLOOR) for h in hangul]
     else:
         vectors = centroid_vectors([strip_tags(t) for t in titles], analyser)
     return centroid_pass(
-        without_common(vectors),
-        threshold,
-        min_size,
-        taken,
-        times,
-        standing,
-        idle_seconds,
-        mean_floor,
+        without_common(vectors), thresholds, min_size, taken, times, standing, idle_seconds, floors
     )
 
 
 def centroid_pass(
     vectors: sp.csr_matrix,
-    threshold: float,
+    threshold: float | Sequence[float],
     min_size: int,
     taken: np.ndarray,
     times: Sequence[float] | None = None,
     standing: Standing | None = None,
     idle_seconds: float = WINDOW_SECONDS,
-    mean_floor: float = 0.0,
+    mean_floor: float | Sequence[float] = 0.0,
     block_rows: int = BLOCK_ROWS,
     step_rows: int = STEP,
 ) -> Assignment:
-    """``centroid_groups`` over given title vectors (rows of unit length, or zero)."""
+    """``centroid_groups`` over given title vectors (rows of unit length, or zero);
+    ``threshold`` and ``mean_floor`` may be one per title (the headline method's, by script)."""
     n = vectors.shape[0]
     issue_of = np.full(n, -1) if standing is None else np.asarray(standing.issue_of)
     state = _Pass(
@@ -122,16 +131,17 @@ class _Pass:
     def __init__(
         self,
         vectors: sp.csr_matrix,
-        threshold: float,
-        mean_floor: float,
+        threshold: float | Sequence[float],
+        mean_floor: float | Sequence[float],
         issue_of: list[int],
         taken: list[bool],
         times: Sequence[float] | None,
         idle_seconds: float,
     ) -> None:
         self.vectors = vectors
-        self.threshold = threshold
-        self.mean_floor = mean_floor
+        n = vectors.shape[0]
+        self.thresholds = _per_title(threshold, n)
+        self.mean_floors = _per_title(mean_floor, n)
         self.issue_of = issue_of
         self.taken = taken
         self.times = None if times is None else [float(t) for t in times]
@@ -229,14 +239,14 @@ class _Pass:
                 best = self.by_issue[issue] = self.new_group(issue)
             best_dot = dot(best) if self.members[best] else 0.0
         else:
-            best, best_similarity, best_dot = -1, self.threshold, 0.0
+            best, best_similarity, best_dot = -1, self.thresholds[i], 0.0
             for g in sorted(candidates):
                 if self.closed[g] or (
                     self.times is not None and now - self.last_seen[g] > self.idle_seconds
                 ):
                     continue
                 d = dot(g)
-                if d < self.mean_floor * len(self.members[g]):
+                if d < self.mean_floors[i] * len(self.members[g]):
                     continue
                 similarity = d / math.sqrt(self.norm2[g]) if self.norm2[g] > 0 else 0.0
                 if similarity >= best_similarity and (best < 0 or similarity > best_similarity):
@@ -279,3 +289,7 @@ class _Dots:
             found = at < len(self.groups) and int(self.groups[at]) == g
             self.dots[g] = float(self.sums[at]) if found else 0.0
         return self.dots[g] + self.extra.get(g, 0.0)
+
+
+def _per_title(value: float | Sequence[float], n: int) -> list[float]:
+    return [float(value)] * n if isinstance(value, int | float) else [float(v) for v in value]

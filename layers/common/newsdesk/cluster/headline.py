@@ -141,9 +141,20 @@ def _pack(number: np.ndarray, positions: list[np.ndarray]) -> np.ndarray:
     return key
 
 
+# The IDF's prior: as if the window had PRIOR_TITLES more titles, in which every n-gram is in
+# PRIOR_SHARE of them. A window of a few hundred titles is weighted almost evenly (its common
+# n-grams lose little), one of 100,000 by its own document frequencies (issue 24).
+PRIOR_TITLES = 5000.0
+PRIOR_SHARE = 0.01
+
+
 def headline_vectors(titles: Sequence[str]) -> sp.csr_matrix:
     """Rows of unit length (zero rows for titles with no n-gram): sublinear counts of the
-    n-grams of each title's normal form, no IDF."""
+    n-grams of each title's normal form, times an IDF smoothed by a prior,
+    ``ln((N + PRIOR_TITLES) / (df + PRIOR_TITLES · PRIOR_SHARE))``."""
     counts = gram_counts([normalise(t) for t in titles])
     counts.data = 1.0 + np.log(counts.data)
+    frequency = np.bincount(counts.indices, minlength=counts.shape[1])
+    idf = np.log((len(titles) + PRIOR_TITLES) / (frequency + PRIOR_TITLES * PRIOR_SHARE))
+    counts.data *= idf[counts.indices]
     return normalize(counts, copy=False)
