@@ -94,6 +94,15 @@ def centroid_groups(
     )
 
 
+def _shared_columns(vectors: sp.csr_matrix) -> sp.csr_matrix:
+    """``vectors`` without the n-grams of one title only: they add to no product."""
+    frequency = np.bincount(vectors.indices, minlength=vectors.shape[1])
+    shared = np.flatnonzero(frequency > 1)
+    if len(shared) == vectors.shape[1]:
+        return vectors
+    return vectors[:, shared].tocsr()
+
+
 def centroid_pass(
     vectors: sp.csr_matrix,
     threshold: float | Sequence[float],
@@ -114,10 +123,12 @@ def centroid_pass(
         vectors, threshold, mean_floor, issue_of.tolist(), taken.tolist(), times, idle_seconds
     )
     state.open_issues = {} if standing is None else dict(standing.open)
+    compact = _shared_columns(vectors)
+    right = compact.T.tocsr()  # n-grams by titles, once
     for start in range(0, n, block_rows):
         stop = min(n, start + block_rows)
-        block = (vectors[start:stop] @ vectors[:stop].T).tocsr()
-        block.sort_indices()
+        # every earlier title's product (the later ones' are dropped in the step)
+        block = (compact[start:stop] @ right).tocsr()
         for step in range(start, stop, step_rows):
             rows = block[step - start : min(stop, step + step_rows) - start]
             state.step(rows, step)
@@ -183,22 +194,30 @@ class _Pass:
             shape=(products.shape[1], groups),
         )
         sums = (products @ membership).tocsr()
-        close = products.copy()
-        close.data = (close.data >= CANDIDATE_SIMILARITY).astype(np.float64)
-        close.eliminate_zeros()
-        near = (close @ membership).tocsr()
-        near.sort_indices()
-        sums.sort_indices()
+        close = products.data >= CANDIDATE_SIMILARITY
+        near = (
+            sp.csr_matrix(
+                (
+                    np.ones(int(close.sum())),
+                    products.indices[close],
+                    _kept_indptr(products.indptr, close),
+                ),
+                shape=products.shape,
+            )
+            @ membership
+        ).tocsr()
         near_data = sums.multiply(near.astype(bool)).tocsr()
-        near_data.sort_indices()
         s_ptr, s_idx, s_val = sums.indptr.tolist(), sums.indices, sums.data
         c_ptr, c_idx, c_val = (
             near_data.indptr.tolist(),
             near_data.indices.tolist(),
             near_data.data.tolist(),
         )
-        # pairs within the step, visited in order
-        p_ptr, p_idx, p_val = products.indptr, products.indices, products.data
+        # pairs within the step (an earlier title of it), in order
+        row_of = np.repeat(np.arange(rows), np.diff(products.indptr))
+        within = (products.indices >= first) & (products.indices < row_of + first)
+        w_ptr = _kept_indptr(products.indptr, within).tolist()
+        w_idx, w_val = products.indices[within].tolist(), products.data[within].tolist()
         for row in range(rows):
             i = first + row
             dots = dict(
@@ -210,11 +229,8 @@ class _Pass:
             )
             candidates = set(dots)
             extra: dict[int, float] = {}
-            lo, hi = p_ptr[row], p_ptr[row + 1]
-            at = lo + int(np.searchsorted(p_idx[lo:hi], first))
-            until = lo + int(np.searchsorted(p_idx[lo:hi], i))
             for other, value in zip(
-                p_idx[at:until].tolist(), p_val[at:until].tolist(), strict=True
+                w_idx[w_ptr[row] : w_ptr[row + 1]], w_val[w_ptr[row] : w_ptr[row + 1]], strict=True
             ):
                 g = self.groups_list[other]
                 if g >= 0:
@@ -276,7 +292,7 @@ class _Pass:
 
 class _Dots:
     """A title's similarity summed per group: the candidates' sums, any other group's from
-    the row of sums (sorted by group), plus what this step's titles add."""
+    the row of sums, plus what this step's titles add."""
 
     def __init__(
         self, dots: dict[int, float], extra: dict[int, float], groups: np.ndarray, sums: np.ndarray
@@ -285,11 +301,17 @@ class _Dots:
 
     def dot(self, g: int) -> float:
         if g not in self.dots:
-            at = int(np.searchsorted(self.groups, g))
-            found = at < len(self.groups) and int(self.groups[at]) == g
-            self.dots[g] = float(self.sums[at]) if found else 0.0
+            at = np.flatnonzero(self.groups == g)
+            self.dots[g] = float(self.sums[at[0]]) if len(at) else 0.0
         return self.dots[g] + self.extra.get(g, 0.0)
 
 
 def _per_title(value: float | Sequence[float], n: int) -> list[float]:
     return [float(value)] * n if isinstance(value, int | float) else [float(v) for v in value]
+
+
+def _kept_indptr(indptr: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """A CSR matrix's ``indptr`` once only the entries flagged ``kept`` are left."""
+    counts = np.concatenate(([0], np.cumsum(kept, dtype=np.int64)))
+    kept_indptr: np.ndarray = counts[indptr]
+    return kept_indptr

@@ -88,8 +88,9 @@ def gram_counts(texts: Sequence[str]) -> sp.csr_matrix:
     separator = codes == 0
     space = codes == ord(" ")
     title_of = np.cumsum(separator) - 1
-    _, numbers = np.unique(codes, return_inverse=True)
-    number = np.minimum(numbers.astype(np.uint64) + np.uint64(1), _LAST)
+    present = np.zeros(0x110000, dtype=np.uint64)
+    present[codes] = 1
+    number = np.minimum(np.cumsum(present, dtype=np.uint64)[codes], _LAST)
     keys: list[np.ndarray] = []
     rows: list[np.ndarray] = []
     for size in (2, 3, 4):
