@@ -11,6 +11,7 @@ intervals over stories (1,000 resamples; for two methods, of their paired differ
 
     .venv/bin/python -m benchmarks.cluster_sets                        # everything but replays
     .venv/bin/python -m benchmarks.cluster_sets --replay --sizes 5000 20000 100000
+    .venv/bin/python -m benchmarks.cluster_sets --save after.json --against before.json
 
 Tuned on (issue 24): ko-dev's day slices 2025-12-16/정치, 2026-01-14/경제, 2026-01-20~21/기업
 and the stream's first day (2026-03-13); held out: 2025-12-18/부동산, 2026-01-15/IT,
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import random
 import time
@@ -30,7 +32,7 @@ from collections.abc import Hashable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from benchmarks.cluster_quality import DATA, gold_stories, load, one_run
+from benchmarks.cluster_quality import DATA, gold_stories, load, one_run, policy_env, stream
 from benchmarks.headline_sets import GENERATORS
 from newsdesk.clustering import DEFAULT_THRESHOLDS, find_groups
 from newsdesk_local.quality import score
@@ -144,7 +146,18 @@ def ko_dev(methods: dict[str, float]) -> None:
         line(subset, gold, {m: [g for n in names for g in grouped[m][n]] for m in methods})
 
 
+# Each line's runs by label and method (--save), and a saved reference's (--against): the
+# groups as lists of repr()s of their items.
+SAVED: dict[str, dict[str, list[list[str]]]] = {}
+REFERENCE: dict[str, dict[str, list[list[str]]]] = {}
+
+
 def line(label: str, gold: Gold, runs: dict[str, Groups]) -> None:
+    """Each run's F1 with its interval; the last minus the first (paired); with a reference,
+    each method minus the reference's run of the same method (paired)."""
+    SAVED[label] = {
+        name: [[repr(item) for item in g] for g in groups] for name, groups in runs.items()
+    }
     names = list(runs)
     cells = []
     for name in names:
@@ -153,6 +166,16 @@ def line(label: str, gold: Gold, runs: dict[str, Groups]) -> None:
     if len(names) >= 2:
         *_, (low, high) = bootstrap(gold, [runs[names[0]], runs[names[-1]]])
         cells.append(f"Δ {names[-1]}−{names[0]} [{low:+.3f}, {high:+.3f}]")
+    items = {repr(item): item for item in gold}
+    for name in names:
+        saved = REFERENCE.get(label, {}).get(name)
+        if saved is None:
+            continue
+        before = [[items[r] for r in g if r in items] for g in saved]
+        (_, _, (low, high)) = bootstrap(gold, [before, runs[name]])
+        cells.append(
+            f"{name} before {f1(gold, before):.3f}, Δ after−before [{low:+.3f}, {high:+.3f}]"
+        )
     print(f"  {label:<30} " + " | ".join(cells), flush=True)
 
 
@@ -229,14 +252,43 @@ def stream_replay(methods: dict[str, float], every: timedelta) -> None:
             )
 
 
+def uci_replay(methods: dict[str, float], every: timedelta) -> None:
+    """The UCI sample replayed through `newsdesk cluster --at` (benchmarks/cluster_quality.py's
+    stream), with each method's bootstrap interval and issues per story."""
+    data = load(DATA, "TITLE", "CATEGORY", "TIMESTAMP", "STORY")
+    gold: Gold = dict(gold_stories(data).items())
+    print(f"\nUCI sample replayed every {every} through `newsdesk cluster --at`")
+    with ReplayServices(os.environ) as services:
+        for method, threshold in methods.items():
+            env = services.environ(f"uci_{method}") | policy_env(method, threshold, MIN_SIZE, 24.0)
+            replayed = replay(stream(data, True), every, env)
+            groups: Groups = [list(g) for g in replayed.groups if len(g) >= MIN_SIZE]
+            s = score(gold, groups)
+            ((low, high),) = bootstrap(gold, [groups])[:1]
+            print(
+                f"  {method:<9} {threshold:.2f} F1 {s.pairwise_f1:.3f} [{low:.3f}, {high:.3f}]; "
+                f"{s.issues} issues, {s.issues_per_story:.2f} per story; "
+                f"{len(replayed.runs)} runs, {replayed.seconds:.0f} s",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--methods", nargs="*", default=["seed", "centroid", "headline"])
     parser.add_argument("--sizes", type=int, nargs="*", default=[5000, 20000])
-    parser.add_argument("--replay", action="store_true", help="ko-dev's stream every 30 minutes")
+    parser.add_argument(
+        "--replay", action="store_true", help="ko-dev's stream and UCI every 30 minutes"
+    )
+    parser.add_argument("--save", type=Path, help="every line's groups, as JSON")
+    parser.add_argument(
+        "--against", type=Path, help="a --save of another version: paired differences to it"
+    )
     args = parser.parse_args()
+    if args.against:
+        REFERENCE.update(json.loads(args.against.read_text(encoding="utf-8")))
     methods = {m: DEFAULT_THRESHOLDS[m] for m in args.methods}
     print("methods: " + ", ".join(f"{m} {t:.2f}" for m, t in methods.items()))
     ko_dev(methods)
@@ -245,6 +297,9 @@ def main() -> None:
         generated(methods, args.sizes)
     if args.replay:
         stream_replay(methods, timedelta(minutes=30))
+        uci_replay(methods, timedelta(minutes=30))
+    if args.save:
+        args.save.write_text(json.dumps(SAVED, ensure_ascii=False), encoding="utf-8")
 
 
 if __name__ == "__main__":

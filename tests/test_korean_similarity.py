@@ -11,6 +11,7 @@ it).
 """
 
 import importlib.util
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -207,3 +208,10 @@ def test_headline_normal_form():
         == "북한 동해상으로 탄도미사일 3500발"
     )
     assert normalise("기준금리 3.5%로 동결.") == "기준금리 3.5%로 동결"
+
+
+def test_the_runtime_never_imports_kiwi():
+    """Issue 24: Kiwi's analyser is local (newsdesk_local.korean); no module the cluster image
+    ships names kiwipiepy."""
+    runtime = Path(__file__).resolve().parents[1] / "layers" / "common" / "newsdesk"
+    assert [p for p in runtime.rglob("*.py") if "kiwipiepy" in p.read_text(encoding="utf-8")] == []
