@@ -10,8 +10,8 @@ UV_REQUIREMENT := uv>=0.9,<1
 LOCKS := infra/lambda-runtime.txt layers/common/requirements.txt \
 	layers/extract/requirements.txt functions/cluster/requirements.txt
 
-.PHONY: demo collect test lint pytest corpus locks locks-check local-resources infra-check \
-	sam-env security clean
+.PHONY: demo collect test test-unit lint pytest corpus locks locks-check local-resources amazon-roots \
+	docs infra-check sam-env security clean
 
 ifeq ($(INSTALLER),uv)
 INSTALL = $(BIN)/uv pip install --quiet --python $(BIN)/python
@@ -46,15 +46,24 @@ lint: $(BIN)/.installed
 	$(BIN)/lint-imports
 	$(BIN)/cfn-lint infra/template.yaml
 
+# The tests in parallel processes (pytest-xdist; PYTEST_WORKERS=0 runs them in this one).
+PYTEST_WORKERS ?= 3
 pytest: $(BIN)/.installed .cache/feedparser-corpus/VERSION
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS)
 
 # feedparser's own test feeds, from its source distribution (tests/feedparser_corpus.py)
 corpus: .cache/feedparser-corpus/VERSION
 .cache/feedparser-corpus/VERSION: $(BIN)/.installed
 	$(BIN)/python -m tests.feedparser_corpus
 
-test: lint pytest
+# make test reports how long it took (lint, then the tests), from its start.
+test:
+	@start=$$(date +%s); $(MAKE) --no-print-directory lint pytest && \
+		echo "make test: passed in $$(( $$(date +%s) - start )) s"
+
+# The unit tests alone: no service, no network, no process (tests/conftest.py's markers).
+test-unit: $(BIN)/.installed
+	$(BIN)/pytest -n $(PYTEST_WORKERS) -m unit
 
 # The locks, resolved again from their requirements.in (keeping the pins that still hold).
 locks: $(BIN)/.installed
@@ -75,6 +84,17 @@ locks-check: $(BIN)/.installed
 # The template's facts the local runtime follows, as package data (a test checks it is current).
 local-resources: $(BIN)/.installed
 	$(BIN)/python -m infra.local_resources > local/newsdesk_local/resources.json
+
+# The docs written from what the code and the template declare (tests check they are current):
+# docs/configuring.md, docs/operating.md's metrics and alarms, docs/commands.md's --help blocks.
+docs: $(BIN)/.installed
+	$(BIN)/python -m infra.reference
+	$(BIN)/python -m newsdesk_local.command_docs
+
+# The CA roots the functions verify RDS Proxy's certificate against, from certifi's bundle
+# (a test checks it is current).
+amazon-roots: $(BIN)/.installed
+	$(BIN)/python -m infra.amazon_roots > layers/common/newsdesk/storage/amazon-root-cas.pem
 
 # A tool in an environment of its own (its pins are its own), by the installer:
 # $(call tool_venv,FOLDER,REQUIREMENT[,PYTHON])

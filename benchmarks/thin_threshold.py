@@ -21,16 +21,15 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from newsdesk.extract.page import (
+from newsdesk.extract.facts import PageFacts
+from newsdesk.extract.page import judge_page, text_chars
+from newsdesk.extract.text import decode_html, extract_text
+from newsdesk.extract.vocabulary import (
     DEFAULT_MIN_CHARS,
     LIST_LINK_DENSITY,
     LIST_MIN_LINKS,
     LIST_TEXT_PER_LINK,
-    _PageFacts,
-    judge_page,
-    text_chars,
 )
-from newsdesk.extract.text import decode_html, extract_text
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ROOT / "tests" / "pages"
@@ -96,7 +95,7 @@ def main() -> None:
     )
     measured = []
     for _, url, page, text in benchmark:
-        links, density = _PageFacts(page, text).container_links()
+        links, density = PageFacts(page, text).container_links()
         measured.append((links, density, text_chars(text) / max(links, 1), url))
     many = [m for m in measured if m[0] >= LIST_MIN_LINKS]
     print(f"benchmark pages with >= {LIST_MIN_LINKS} headline links there: {len(many)} of 90")
@@ -104,7 +103,7 @@ def main() -> None:
         print(f"  {links:3d} links  share {density:.3f}  {per_link:6.0f} chars a link  {url[:60]}")
     page = decode_html((PAGES / "section_politics.html").read_bytes())
     text = extract_text(page, url=FIXTURE_URL).text
-    links, density = _PageFacts(page, text).container_links()
+    links, density = PageFacts(page, text).container_links()
     print(
         f"fixture section page: {links} links  share {density:.3f}"
         f"  {text_chars(text) / max(links, 1):.0f} chars a link"

@@ -6,15 +6,19 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import socket
+import subprocess
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
+import psycopg2.extensions
 import pytest
 import requests
 
@@ -22,6 +26,7 @@ from newsdesk.core.settings import Settings, user_agent_for
 from newsdesk.core.times import format_time
 from newsdesk.storage.database import Database, database_from
 from newsdesk.storage.migrate import migrate
+from newsdesk.storage.roles import CLUSTER, EXTRACTOR, WORKER
 from newsdesk_local.demo import dated_recently
 from newsdesk_local.feedserver import FeedServer, Route
 from newsdesk_local.infrastructure import REGION, Infrastructure
@@ -29,6 +34,23 @@ from newsdesk_local.pool import context_of
 from newsdesk_local.services import LocalServices, moto_server
 
 ROOT = Path(__file__).resolve().parent.parent
+# A test that asks for one of these runs against real services (PostgreSQL, moto, a loopback
+# server, the command line's data folder): integration. Every other test is a unit test, which
+# may not connect anywhere nor start a process (a guard below refuses both); a test that starts
+# its own servers says `pytestmark = pytest.mark.integration`. `make test-unit` runs the units.
+INTEGRATION_FIXTURES = frozenset(
+    {
+        "postgres_url",
+        "database",
+        "moto_endpoint",
+        "aws_env",
+        "feed_server",
+        "serve",
+        "data_dir",
+        "outside_tmp",
+        "stack",
+    }
+)
 EVENTS = ROOT / "events"
 FEEDS = Path(__file__).resolve().parent / "feeds"
 
@@ -207,13 +229,28 @@ def serve(feed_server: FeedServer) -> Callable[..., str]:
     return add
 
 
+# The database role each function connects as in AWS (migration 0007): the tests' functions
+# connect as theirs too, so that a right a function's code needs and its role lacks fails here.
+DATABASE_ROLES = {"worker": WORKER, "extract": EXTRACTOR, "cluster": CLUSTER}
+
+
+def as_role(url: str, role: str) -> str:
+    """``url`` with ``role`` as its user (the embedded PostgreSQL trusts its local logins)."""
+    return str(psycopg2.extensions.make_dsn(url, user=role))
+
+
 def container(
     name: str, dynamodb: Any = None, **env: str
 ) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """One warm container of the function: its collaborators built once, as a new container
     builds them, from the test's environment plus ``env`` (and ``dynamodb``, a client of the
-    test's, for the worker); each call is one invocation."""
+    test's, for the worker); each call is one invocation. A function that uses the database
+    connects as its own role."""
     settings = Settings.from_env({**os.environ, **env})
+    if name in DATABASE_ROLES and settings.database_url:
+        settings = replace(
+            settings, database_url=as_role(settings.database_url, DATABASE_ROLES[name])
+        )
     # the template's function, for the context's timeout and memory (the worker's 180 s)
     context = context_of(INFRASTRUCTURE.functions[FUNCTIONS[name]])
     if name == "fanout":
@@ -329,3 +366,31 @@ def extract_all(services: LocalServices, **env: str) -> list[dict[str, Any]]:
         for d in drain(services, source, InProcess(handler))
     ]
     return [a for d in deliveries if isinstance(d.response, dict) for a in d.response["articles"]]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        uses = set(getattr(item, "fixturenames", ()))
+        if item.get_closest_marker("integration") is None and not uses & INTEGRATION_FIXTURES:
+            item.add_marker(pytest.mark.unit)
+        elif item.get_closest_marker("integration") is None:
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(autouse=True)
+def unit_tests_stay_in_process(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A unit test that connects or starts a process fails, naming what it did."""
+    if request.node.get_closest_marker("unit") is None:
+        return
+
+    def refused(what: str) -> Callable[..., Any]:
+        def refuse(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError(f"a unit test {what}: mark it pytest.mark.integration")
+
+        return refuse
+
+    monkeypatch.setattr(socket.socket, "connect", refused("connects"))
+    monkeypatch.setattr(socket.socket, "connect_ex", refused("connects"))
+    monkeypatch.setattr(subprocess.Popen, "__init__", refused("starts a process"))

@@ -1,12 +1,13 @@
 """Database settings in AWS: the secret (moto's Secrets Manager) and the proxy's address."""
 
 import json
+from urllib.parse import quote
 
 import pytest
 
 from newsdesk.core.errors import SettingsError
 from newsdesk.core.settings import Settings
-from newsdesk.storage.database import database_from, dsn_from_secret
+from newsdesk.storage.database import AMAZON_ROOT_CAS, database_from, dsn_from_secret
 
 
 @pytest.fixture
@@ -21,9 +22,9 @@ def secret(aws_env):
 def test_rds_managed_secret_with_the_proxy_endpoint(secret):
     arn = secret({"username": "newsdesk", "password": "p@ss/word"})
     dsn = dsn_from_secret(arn, "proxy.example.test", 5432, "newsdesk")
-    assert (
-        dsn
-        == "postgresql://newsdesk:p%40ss%2Fword@proxy.example.test:5432/newsdesk?sslmode=require"
+    assert dsn == (
+        "postgresql://newsdesk:p%40ss%2Fword@proxy.example.test:5432/newsdesk"
+        f"?sslmode=verify-full&sslrootcert={quote(str(AMAZON_ROOT_CAS), safe='')}"
     )
 
 
@@ -37,8 +38,8 @@ def test_rds_format_secret_carries_its_own_address(secret):
             "dbname": "news",
         }
     )
-    assert dsn_from_secret(arn, None, 5432, "newsdesk") == (
-        "postgresql://u:p@db.example.test:6432/news?sslmode=require"
+    assert dsn_from_secret(arn, None, 5432, "newsdesk").startswith(
+        "postgresql://u:p@db.example.test:6432/news?sslmode=verify-full&sslrootcert="
     )
 
 

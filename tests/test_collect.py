@@ -8,6 +8,7 @@ import pytest
 from newsdesk.aws.clients import dynamodb_client
 from newsdesk.aws.state_table import StateTable
 from newsdesk.collect.collector import CollectPolicy, OutletCollector
+from newsdesk.core.breaker import BREAKER_CLOSED, BREAKER_OPEN
 from newsdesk.core.errors import StoreError
 from newsdesk.core.messages import OutletMessage
 from newsdesk.core.report import (
@@ -19,8 +20,6 @@ from newsdesk.core.report import (
     FEED_SKIPPED_OPEN,
 )
 from newsdesk.core.schedule import (
-    BREAKER_CLOSED,
-    BREAKER_OPEN,
     STATUS_FAILED,
     STATUS_NOT_MODIFIED,
     STATUS_OK,
@@ -263,7 +262,8 @@ def test_the_breaker_makes_exactly_two_requests_to_a_dead_outlet(collector, serv
     outlet, feeds = state_of("프레시안")
     assert set(feeds) == set(urls[:2])  # skipped feeds were not attempted
     assert all(s.last_status == STATUS_FAILED for s in feeds.values())
-    assert (outlet.breaker, outlet.trips, outlet.open_until) == (BREAKER_OPEN, 1, START + ROUND)
+    breaker = outlet.breaker
+    assert (breaker.state, breaker.trips, breaker.open_until) == (BREAKER_OPEN, 1, START + ROUND)
 
 
 def test_failures_count_cumulatively_not_consecutively(collector, serve):
@@ -285,8 +285,8 @@ def test_a_tripped_outlet_cools_down_then_probes_one_feed(collector, serve, feed
     # round 1: the cool-down is over, half-open: one feed is tried, fails, 1 h more
     report = run(collector, message("A", *feeds, at=round_at(1), ignore_schedule=True))
     assert [f.status for f in report.feeds] == [FEED_FAILED] + [FEED_SKIPPED] * 3
-    outlet, _ = state_of("A")
-    assert (outlet.breaker, outlet.trips, outlet.open_until) == (BREAKER_OPEN, 2, round_at(3))
+    breaker = state_of("A")[0].breaker
+    assert (breaker.state, breaker.trips, breaker.open_until) == (BREAKER_OPEN, 2, round_at(3))
     # round 2: still open, nothing fetched
     before = sum(feed_server.requests.values())
     report = run(collector, message("A", *feeds, at=round_at(2), ignore_schedule=True))
@@ -298,8 +298,8 @@ def test_a_tripped_outlet_cools_down_then_probes_one_feed(collector, serve, feed
         serve(f"/o/{n}.xml", "good.xml")
     report = run(collector, message("A", *feeds, at=round_at(3), ignore_schedule=True))
     assert [f.status for f in report.feeds] == [FEED_OK] * 4
-    outlet, _ = state_of("A")
-    assert (outlet.breaker, outlet.trips) == (BREAKER_CLOSED, 0)
+    breaker = state_of("A")[0].breaker
+    assert (breaker.state, breaker.trips) == (BREAKER_CLOSED, 0)
 
 
 @pytest.mark.parametrize(
@@ -307,7 +307,7 @@ def test_a_tripped_outlet_cools_down_then_probes_one_feed(collector, serve, feed
     [(1, ROUND), (2, 2 * ROUND), (3, 4 * ROUND), (4, 8 * ROUND), (5, 12 * ROUND), (9, 12 * ROUND)],
 )
 def test_the_cool_down_doubles_to_six_hours(trips, cooldown):
-    from newsdesk.core.schedule import BreakerPolicy
+    from newsdesk.core.breaker import BreakerPolicy
 
     assert BreakerPolicy().cooldown_after(trips) == cooldown
 

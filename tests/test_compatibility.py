@@ -8,8 +8,9 @@ from datetime import UTC, datetime
 import pytest
 
 from newsdesk.aws.state_table import from_item, to_item
+from newsdesk.core.breaker import BREAKER_OPEN
 from newsdesk.core.messages import OutletMessage
-from newsdesk.core.schedule import BREAKER_OPEN, STATUS_FAILED, STATUS_OK, FeedState, OutletState
+from newsdesk.core.schedule import STATUS_FAILED, STATUS_OK, FeedState, OutletState
 from tests.conftest import ROOT
 
 RELEASE = json.loads((ROOT / "tests/compatibility/release-0.1.0.json").read_text(encoding="utf-8"))
@@ -30,8 +31,8 @@ def test_state_items_keep_their_meaning():
     assert (feed.last_status, feed.entries_seen, feed.etag) == (STATUS_OK, 12, '"abc"')
     assert feed.next_check_at == AT.replace(minute=30)
     assert from_item(FeedState, failed).last_status == STATUS_FAILED
-    breaker = from_item(OutletState, outlet)
-    assert breaker.breaker_at(AT) == BREAKER_OPEN
+    breaker = from_item(OutletState, outlet).breaker
+    assert breaker.state_at(AT) == BREAKER_OPEN
 
 
 def test_queued_messages_decode():

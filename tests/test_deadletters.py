@@ -14,18 +14,18 @@ from newsdesk.core.messages import ArticleMessage, OutletMessage
 from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Feed, Outlet
 from newsdesk.storage.articles import Article, ArticleStore, Outbox
-from newsdesk_local.cli import (
+from newsdesk_local.cli import main
+from newsdesk_local.commands.dlq import (
     ARTICLE_DEAD_LETTERS,
     OUTLET_DEAD_LETTERS,
     SCHEDULE_DEAD_LETTERS,
-    main,
 )
 from newsdesk_local.deadletters import TARGET_ATTRIBUTE
 from newsdesk_local.driver import FANOUT, scheduled_event
 from newsdesk_local.services import LocalServices
 from tests.conftest import EXTRACT_ON, article_page, rows
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
 @pytest.fixture

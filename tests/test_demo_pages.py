@@ -38,6 +38,10 @@ from newsdesk_local.demo import (
 )
 from newsdesk_local.feedserver import FeedServer
 
+# its tests start servers or processes of their own (tests/conftest.py)
+pytestmark = pytest.mark.integration
+
+
 TEXTS = demo_texts()
 ARTICLES: dict[str, Any] = TEXTS["articles"]
 PHOTO = PhotoFilter(DEFAULT_PHOTO_TITLE_PATTERNS)

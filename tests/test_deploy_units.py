@@ -31,7 +31,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,6 +53,9 @@ from newsdesk_local.feedserver import FeedServer, Route
 from newsdesk_local.infrastructure import LAMBDA_ROOT
 from newsdesk_local.stack import AWS_PORT, CONTAINER_HOST, POSTGRES_PORT
 from tests.conftest import ROOT, article_page, load_event, served_bytes
+
+# its tests start servers or processes of their own (tests/conftest.py)
+pytestmark = pytest.mark.integration
 
 RESOLVED = ROOT / "build" / "sam-env.json"
 BUILT = ROOT / "infra" / ".aws-sam" / "build"
@@ -242,10 +245,13 @@ def database(stack: Stack) -> Database:
     return Database(lambda: url)
 
 
-def store(stack: Stack, category: str, titles: list[str], outbox: Outbox | None) -> list[int]:
-    """Articles stored as a worker stores them; their ids."""
+def store(
+    stack: Stack, category: str, titles: list[str], outbox: Outbox | None, links: Sequence[str] = ()
+) -> list[int]:
+    """Articles stored as a worker stores them (at ``links``, or at made-up addresses); their
+    ids."""
     now = datetime.now(UTC)
-    links = [f"https://news.example/{category}/{n}" for n in range(len(titles))]
+    links = list(links) or [f"https://news.example/{category}/{n}" for n in range(len(titles))]
     entries = [Entry(t, link, "", None, now) for t, link in zip(titles, links, strict=True)]
     db = database(stack)
     ArticleStore(db).insert_articles(
@@ -335,18 +341,13 @@ def worker(stack: Stack, scratch: Path) -> None:
 def extractor(stack: Stack, scratch: Path) -> None:
     # events/extractor.json for an article stored first (and its outbox row), its page served
     # on 127.0.0.1: the text extracted and recorded, the outbox row closed
-    (article,) = store(stack, "사회", ["국회 예산안 통과"], Outbox())
     with FeedServer() as server:
+        page = Route(article_page("국회 예산안 통과"), content_type="text/html")
+        url = server.add("/view/1", page)
+        (article,) = store(stack, "사회", ["국회 예산안 통과"], Outbox(), [url])
         event = load_event("extractor")
         body = json.loads(event["Records"][0]["body"])
-        page = Route(article_page("국회 예산안 통과"), content_type="text/html")
-        body |= {"article_id": article, "url": server.add("/view/1", page)}
-        query(
-            stack,
-            "UPDATE extraction_outbox SET url = %s WHERE article_id = %s",
-            body["url"],
-            article,
-        )
+        body |= {"article_id": article, "url": url}
         event["Records"][0]["body"] = json.dumps(body, ensure_ascii=False)
         extracted = run(
             "ExtractorFunction",

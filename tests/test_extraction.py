@@ -37,8 +37,10 @@ from newsdesk_local.driver import drain_extractor
 from newsdesk_local.feedserver import Route
 from tests.conftest import (
     BODY,
+    CONTACT,
     EXTRACT_ON,
     OTHER_BODIES,
+    USER_AGENT,
     article_page,
     container,
     extract_all,
@@ -338,6 +340,32 @@ def test_robots_txt_is_read_and_obeyed_for_the_host_a_redirect_leads_to(
     assert (states.host("127.1").robots_status, states.host("127.1").pages_fetched) == ("ok", 2)
 
 
+def test_every_request_of_the_extractor_names_newsdesk_and_its_operator(
+    aws_env, database, feed_server, serve, extractor
+):
+    # GIVEN an article whose link redirects to another host, each host with its robots.txt
+    serve("/robots.txt", body=b"User-agent: *\nAllow: /\n", content_type="text/plain")
+    story = other_host(serve("/story/1", body=article_page("기사"), content_type="text/html"))
+    link = serve("/view/1", status=302, headers=(("Location", story),))
+    collect(serve, [("국회 예산안 통과", link)])
+    # WHEN its page is extracted
+    (report,) = extractor()
+    assert report["status"] == "extract_ok"
+    # THEN every request, the feed's, both robots.txt, the redirect and the page, carried the
+    # User-Agent and the From header that name the operator (issue 23, point 6)
+    sent = {
+        path: [(headers.get("User-Agent"), headers.get("From")) for headers in requests]
+        for path, requests in feed_server.request_headers.items()
+    }
+    assert sent == {
+        "/f.xml": [(USER_AGENT, CONTACT)],
+        "/robots.txt": [(USER_AGENT, CONTACT)] * 2,
+        "/view/1": [(USER_AGENT, CONTACT)],
+        "/story/1": [(USER_AGENT, CONTACT)],
+    }
+    assert hosts_asked(feed_server, "/robots.txt")[1].startswith("127.1:")
+
+
 def test_a_redirect_within_one_host_reads_its_robots_txt_once(
     aws_env, database, feed_server, serve, extractor
 ):
@@ -357,8 +385,44 @@ def test_a_page_redirecting_without_end_stops_after_five_hops(
     link = serve("/view/1", status=302, headers=(("Location", "/view/1"),))
     collect(serve, [("국회 예산안 통과", link)])
     (report,) = extractor()
-    assert (report["status"], report["reason"]) == ("extract_error", "connection")
+    assert (report["status"], report["reason"]) == ("extract_error", "too_many_redirects")
     assert feed_server.requests["/view/1"] == 6  # the page and five redirects
+
+
+# (where the redirect of page N leads, the reason it is recorded with)
+PAGE_FAULTS = {
+    "a redirect loop": ("/view/{n}", "too_many_redirects"),
+    "a javascript: Location": ("javascript:alert({n})", "redirect_not_http"),
+    "an ftp: Location": ("ftp://127.0.0.1/{n}", "redirect_not_http"),
+    "a Location that is no URL": ("http://[oops/{n}", "redirect_not_http"),
+}
+
+
+@pytest.mark.parametrize("name", PAGE_FAULTS)
+def test_a_redirect_that_is_the_pages_fault_is_recorded_at_once_not_held_against_its_host(
+    name, aws_env, database, feed_server, serve, extractor
+):
+    # GIVEN three pages of a host whose redirects are the page's fault, as many as open the
+    # host's breaker when they are the host's (EXTRACT_HOST_MAX_FAILURES), then a good page
+    location, reason = PAGE_FAULTS[name]
+    faulty = [
+        serve(f"/view/{n}", status=302, headers=(("Location", location.format(n=n)),))
+        for n in range(3)
+    ]
+    fine = serve("/story/9", body=article_page("기사"), content_type="text/html")
+    collect(serve, [*((f"기사 {n}", url) for n, url in enumerate(faulty)), ("좋은 기사", fine)])
+    # WHEN the pages are extracted
+    reports = {r["url"]: r for r in extractor()}
+    # THEN each faulty one is recorded with its own reason, at once: not tried again (before:
+    # "connection", a passing failure, retried after 30 minutes; a bad URL raised ValueError)
+    assert [(reports[u]["reason"], reports[u].get("retry_at")) for u in faulty] == [
+        (reason, None)
+    ] * 3
+    assert outbox(database) == []  # every row closed
+    # AND its host is not held to them: no failure counted, the breaker closed, the good page had
+    assert reports[fine]["status"] == "extract_ok"
+    host = StateTable(aws_env.client("dynamodb"), "newsdesk-state").host("127.0.0.1")
+    assert (host.breaker.failures, host.breaker.state, host.breaker.trips) == (0, "closed", 0)
 
 
 def test_the_hops_of_a_redirect_share_one_deadline(
@@ -416,20 +480,31 @@ def test_robots_txts_retry_after_holds_the_host(aws_env, database, feed_server, 
 def test_robots_groups_are_matched_against_the_product_name_not_the_contact(
     aws_env, database, feed_server, serve, extractor
 ):
-    # GIVEN robots.txt shutting out "example" (a word of the tests' contact address) and
-    # newsdesk from /view/
+    # GIVEN robots.txt whose only group shuts out "example", a word of the tests' contact
+    # address (CONTACT, in the User-Agent): matched against the whole User-Agent it applies
+    assert "example" in CONTACT
+    serve("/robots.txt", body=b"User-agent: example\nDisallow: /\n", content_type="text/plain")
+    story = serve("/story/1", body=article_page("기사"), content_type="text/html")
+    collect(serve, [("국회 예산안 통과", story)])
+    (report,) = extractor()
+    # THEN no group names newsdesk, so the page may be fetched
+    assert report["status"] == "extract_ok"
+    assert feed_server.requests["/story/1"] == 1
+
+
+def test_robots_groups_for_newsdesk_apply(aws_env, database, feed_server, serve, extractor):
     serve(
         "/robots.txt",
-        body=b"User-agent: example\nDisallow: /\n\nUser-agent: newsdesk\nDisallow: /view/\n",
+        body=b"User-agent: other\nDisallow: /\n\nUser-agent: newsdesk\nDisallow: /view/\n",
         content_type="text/plain",
     )
     story = serve("/story/1", body=article_page("기사"), content_type="text/html")
     view = serve("/view/2", body=article_page("다른 기사"), content_type="text/html")
     collect(serve, [("국회 예산안 통과", story), ("여야 협상 결렬", view)])
     reports = {r["url"]: r for r in extractor()}
-    # THEN newsdesk's group applies, not the one the contact's words would match
     assert reports[story]["status"] == "extract_ok"
     assert reports[view]["reason"] == "robots_disallowed"
+    assert feed_server.requests["/view/2"] == 0
 
 
 def test_a_failing_host_opens_its_breaker_and_its_pages_wait(
@@ -446,7 +521,7 @@ def test_a_failing_host_opens_its_breaker_and_its_pages_wait(
     assert statuses == [("extract_error", "http_503")] * 3 + [("deferred", "host_cooling")] * 2
     assert sum(feed_server.requests[f"/view/{i}"] for i in range(5)) == 3
     host = StateTable(aws_env.client("dynamodb"), "newsdesk-state").host("127.0.0.1")
-    assert (host.breaker, host.consecutive_failures) == ("open", 3)
+    assert (host.breaker.state, host.breaker.failures) == ("open", 3)
     # and every article's row is still in the outbox, unsent, for later
     assert [r[3] for r in outbox(database)] == [False] * 5
 

@@ -88,6 +88,10 @@ PROBES = {
     "guid not a permalink": '<item><title>a</title><guid isPermaLink="false">x</guid></item>',
     "permalink spelt otherwise": '<item><guid ISPERMALINK="True">https://n.test/3</guid></item>',
     "relative link": "<item><title>a</title><link>/news/4</link></item>",
+    "relative guids": (
+        "<item><title>a</title><guid>g/4</guid></item>"
+        '<item><link>/news/5</link><guid isPermaLink="false">g/5</guid></item>'
+    ),
     "entities and CDATA": (
         "<item><title>AT&amp;T &lt;속보&gt;</title><link>https://n.test/5?a=1&amp;b=2</link>"
         "<description><![CDATA[<p>본문&nbsp;요약 &amp; <b>굵게</b></p>]]></description></item>"
@@ -119,6 +123,15 @@ PROBES = {
     "a javascript link": "<item><link>javascript:alert(1)</link></item>",
     "an empty link beside a permalink guid": "<item><link/><guid>https://n.test/19</guid></item>",
     "no items": "",
+    "double-escaped title, bare < and > in a summary": (
+        "<item><title>&amp;#39;미치고 환장&amp;#39; &amp;amp; &lt;속보&gt;</title>"
+        "<link>https://n.test/20</link><description>수익률 3% &lt; 5% 그리고 7 &gt; 2 전망"
+        "</description></item>"
+    ),
+    "references XML refuses": (
+        "<item><title>웃음 &#xD83D;&#xDE00; &#xDE00; &#x110000;</title>"
+        "<link>https://n.test/21</link></item>"
+    ),
 }
 
 

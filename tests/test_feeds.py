@@ -17,6 +17,7 @@ import psycopg2.extensions
 import pytest
 
 from newsdesk.aws.state_table import StateTable, from_item, to_item
+from newsdesk.core.breaker import Breaker
 from newsdesk.core.report import CONTRACT_KEYS
 from newsdesk.core.schedule import FeedState, OutletState
 from newsdesk.core.times import utc_now
@@ -26,6 +27,9 @@ from newsdesk_local.cli import main
 from newsdesk_local.feeds import SavedStore, TableStore
 from newsdesk_local.saved_state import load_tables, store_tables
 from tests.test_cli import environ, write_sources
+
+# its tests start servers or processes of their own (tests/conftest.py)
+pytestmark = pytest.mark.integration
 
 NEWSDESK = Path(sys.executable).with_name("newsdesk")  # the console script
 AT = datetime(2026, 12, 1, 5, 0, tzinfo=UTC)  # 14:00 in Seoul, 00:00 in New York
@@ -47,7 +51,7 @@ def records():
     """Three outlets: one cooling down (a failing feed, a good one), one half-open, one fine."""
     url = "http://127.0.0.1:9/"
     return [
-        OutletState("프레시안", breaker="open", trips=2, opened_at=AT, open_until=FAR),
+        OutletState("프레시안", Breaker("open", trips=2, opened_at=AT, open_until=FAR)),
         FeedState(
             "프레시안",
             url + "a.xml",
@@ -70,7 +74,7 @@ def records():
             next_check_at=AT + timedelta(minutes=30),
             etag='"b"',
         ),
-        OutletState("뉴시스", breaker="open", trips=1, opened_at=AT, open_until=AT),
+        OutletState("뉴시스", Breaker("open", trips=1, opened_at=AT, open_until=AT)),
         FeedState(
             "뉴시스",
             url + "n.xml",
@@ -200,7 +204,7 @@ def test_feeds_reset_closes_breakers_and_makes_feeds_due_in_the_saved_state(data
     )
     outlets = SavedStore(data_dir).read()
     reset = outlets["프레시안"]
-    assert (reset.breaker.breaker, reset.breaker.trips, reset.breaker.open_until) == (
+    assert (reset.breaker.state, reset.breaker.trips, reset.breaker.open_until) == (
         "closed",
         0,
         None,
@@ -245,8 +249,9 @@ def test_feeds_and_reset_against_a_table_by_name(aws_env, tmp_path, capsys):
     assert capsys.readouterr().out.count("Reset: ") == 2
     # THEN the breaker is closed and the feeds due, the rest of each item as it was, and no
     # breaker item made for the outlet that had none
-    breaker, feeds = table.outlet("프레시안")
-    assert (breaker.breaker, breaker.trips, breaker.open_until, breaker.opened_at) == (
+    outlet, feeds = table.outlet("프레시안")
+    breaker = outlet.breaker
+    assert (breaker.state, breaker.trips, breaker.open_until, breaker.opened_at) == (
         "closed",
         0,
         None,
@@ -274,7 +279,7 @@ def test_a_tables_reset_is_the_records_own_transitions(aws_env, tmp_path):
         }
 
     assert contents(tables) == contents(files)
-    expected = OutletState("프레시안", breaker="open", trips=2, opened_at=AT, open_until=FAR)
+    expected = Breaker("open", trips=2, opened_at=AT, open_until=FAR)
     expected.closed()
     assert tables.read()["프레시안"].breaker == expected
 
@@ -410,6 +415,20 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_the_console_script_runs_a_round_in_its_containers(data_dir, postgres_url, serve):
+    # GIVEN a feed on loopback WHEN `newsdesk collect` runs as a person runs it (a process of
+    # its own: its containers are forked as the console script's, which each re-runs)
+    feed = serve("/g.xml", "good.xml")
+    sources = write_sources(data_dir.parent / "one.yaml", [("뉴시스", feed, "정치")])
+    env = environ(data_dir, DATABASE_URL=postgres_url, FETCH_ALLOW_PRIVATE_NETWORKS="true")
+    done = run("collect", "--sources", str(sources), "--json", "--concurrency", "1", env=env)
+    # THEN the worker's container collected it and the extractor's ran over its articles
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    (outlet,) = json.loads(done.stdout)["outlets"]
+    assert (outlet["source"], outlet["feeds_failed"], outlet["new"] > 0) == ("뉴시스", 0, True)
 
 
 @pytest.mark.slow

@@ -47,6 +47,17 @@ def test_good_feed_is_downloaded_with_an_honest_user_agent(serve, feed_server):
     assert headers["From"] == CONTACT  # RFC 9110 10.1.2: a robot SHOULD send one
 
 
+def test_headers_are_read_by_name_in_any_case(serve):
+    # GIVEN a server that names its headers in lower case (field names are case-insensitive)
+    headers = (("content-type", "application/rss+xml; charset=euc-kr"), ("etag", '"v1"'))
+    url = serve("/lower.xml", "good.xml", content_type=None, headers=headers)
+    # WHEN it is fetched THEN its media type and charset, and its validator, are read
+    result = fetch(url, LOOPBACK)
+    assert result.content_type == "application/rss+xml; charset=euc-kr"
+    assert result.header("ETag") == '"v1"'
+    assert dict(result.headers)["content-type"] == "application/rss+xml; charset=euc-kr"
+
+
 def test_the_policy_user_agent_is_the_one_sent_and_from_names_the_operator_with_it(
     serve, feed_server
 ):
@@ -135,6 +146,7 @@ def test_strict_mode_refuses_localhost_by_name(serve, feed_server):
     assert feed_server.requests["/good.xml"] == 0
 
 
+@pytest.mark.integration
 def test_connection_refused_is_a_fetch_error():
     # a port nobody listens on, on loopback
     with pytest.raises(FetchError):

@@ -9,11 +9,13 @@ import pytest
 from botocore.stub import Stubber
 
 from newsdesk.aws.clients import sqs_client
+from newsdesk.aws.outlet_queue import OutletQueue
 from newsdesk.aws.state_table import StateTable
 from newsdesk.collect.fanout import fan_out
+from newsdesk.core.breaker import BreakerPolicy
 from newsdesk.core.errors import FanOutError
 from newsdesk.core.messages import OutletMessage
-from newsdesk.core.schedule import BreakerPolicy, OutletState
+from newsdesk.core.schedule import OutletState
 from newsdesk.core.sources import Feed
 from newsdesk.core.times import format_time, parse_time
 from newsdesk_local.feedserver import Route
@@ -79,7 +81,7 @@ def test_fanout_skips_outlets_whose_breaker_is_open(aws_env, tmp_path):
         ("언론사04", scheduled - timedelta(hours=2)),
     ):
         outlet = OutletState(name)
-        outlet.tripped(tripped_at, BreakerPolicy())
+        outlet.breaker.tripped(tripped_at, BreakerPolicy())
         table.save(outlet)
     result = invoke("fanout", load_event("fanout"), SOURCES_PATH=str(sources))
     # THEN 03 is skipped (cooling down) and 04 is sent, to be probed half-open
@@ -148,9 +150,8 @@ def test_fanout_retries_the_entries_sqs_failed(aws_env):
     with Stubber(sqs) as stub:
         stub.add_response("send_message_batch", batch_response(["0", "1", "2"], {"1"}))
         stub.add_response("send_message_batch", batch_response(["1"], set()))
-        result = fan_out(
-            feeds, parse_time("2026-12-01T00:00:00Z"), sqs, "https://q.test/q", sleep=lambda _: None
-        )
+        queue = OutletQueue(sqs, "https://q.test/q", sleep=lambda _: None)
+        result = fan_out(feeds, parse_time("2026-12-01T00:00:00Z"), queue)
         stub.assert_no_pending_responses()
     assert (result.messages_sent, result.batches, result.retried) == (3, 2, 1)
 
@@ -161,14 +162,9 @@ def test_fanout_raises_when_sqs_keeps_failing(aws_env):
     with Stubber(sqs) as stub:
         for _ in range(3):
             stub.add_response("send_message_batch", batch_response(["0"], {"0"}))
+        queue = OutletQueue(sqs, "https://q.test/q", sleep=lambda _: None)
         with pytest.raises(FanOutError, match="O1"):
-            fan_out(
-                feeds,
-                parse_time("2026-12-01T00:00:00Z"),
-                sqs,
-                "https://q.test/q",
-                sleep=lambda _: None,
-            )
+            fan_out(feeds, parse_time("2026-12-01T00:00:00Z"), queue)
 
 
 def count_articles(database):
@@ -254,10 +250,12 @@ def test_worker_logs_the_seed_line_and_emits_the_funnel(aws_env, database, serve
 
 
 POISON = (
-    b'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>t</title>'
-    # an emoji written as a UTF-16 surrogate pair: feedparser raises UnicodeEncodeError
-    b"<item><title>&#55357;&#56832; \xea\xb8\xb0\xec\x82\xac</title>"
-    b"<link>https://example.test/poison</link></item></channel></rss>"
+    b'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"'
+    b' xmlns:cc="http://backend.userland.com/creativeCommonsRssModule"><channel><title>t</title>'
+    b"<item><title>\xea\xb8\xb0\xec\x82\xac</title><link>https://example.test/poison</link></item>"
+    # a broken tag, then a licence outside any item: feedparser's loose parser raises KeyError
+    # (an emoji as a surrogate pair, the poison before issue 22, is now read)
+    b"<i<title>tem><cc:license>x</cc:license></channel></rss>"
 )
 
 
@@ -275,7 +273,7 @@ def test_a_feed_that_crashes_the_parser_is_that_feeds_failure_not_the_outlets(
     (outlet,) = response["outlets"]
     poisoned, good = outlet["feeds"]
     assert (poisoned["status"], poisoned["failure_class"]) == ("failed", "parse_error")
-    assert "UnicodeEncodeError" in poisoned["error"]
+    assert "KeyError" in poisoned["error"]
     assert (good["status"], good["new"]) == ("ok", 3)
     assert outlet["failed_parse_error"] == 1
     assert count_articles(database) == 3

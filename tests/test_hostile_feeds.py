@@ -29,6 +29,10 @@ from newsdesk.storage.articles import ArticleStore
 from newsdesk.storage.database import Database
 from newsdesk_local.feedserver import FeedServer, Route
 
+# its tests start servers or processes of their own (tests/conftest.py)
+pytestmark = pytest.mark.integration
+
+
 AT = datetime(2026, 12, 1, tzinfo=UTC)
 MB = 1024 * 1024
 

@@ -26,6 +26,10 @@ from newsdesk.core.fetched import FetchResult
 from newsdesk.extract.text import TEXT_DEPTH_BUDGET, decode_html, extract_text
 from newsdesk_local.feedserver import FeedServer
 
+# its tests start servers or processes of their own (tests/conftest.py)
+pytestmark = pytest.mark.integration
+
+
 T = TypeVar("T")
 MB = 1024 * 1024
 PAGE_MAX_BYTES = 2_000_000  # the extractor's cap for a page (issue 14)

@@ -21,6 +21,10 @@ from newsdesk_local.pool import context_of
 from newsdesk_local.services import RESPONSE_LINE, RESPONSE_PATH, LocalServices, listen
 from tests.conftest import ROOT
 
+# its tests start servers or processes of their own (tests/conftest.py)
+pytestmark = pytest.mark.integration
+
+
 TEMPLATE = ROOT / "infra" / "template.yaml"
 
 

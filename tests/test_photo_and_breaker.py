@@ -1,7 +1,9 @@
+from datetime import UTC, datetime
+
 import pytest
 
 from newsdesk.collect.photo import PhotoFilter
-from newsdesk.core.schedule import OutletBreaker
+from newsdesk.core.breaker import BREAKER_OPEN, Breaker, BreakerPolicy
 from newsdesk.core.settings import DEFAULT_PHOTO_TITLE_PATTERNS
 
 
@@ -42,7 +44,7 @@ def test_no_patterns_filters_nothing():
     [(2, 0, False), (2, 1, False), (2, 2, True), (2, 3, True), (1, 1, True), (3, 2, False)],
 )
 def test_breaker_opens_after_max_failures(max_failures, failures, is_open):
-    breaker = OutletBreaker(max_failures)
+    at, breaker = datetime(2026, 12, 1, tzinfo=UTC), Breaker()
     for _ in range(failures):
-        breaker.record_failure()
-    assert breaker.is_open is is_open
+        breaker.failed(at, max_failures, BreakerPolicy())
+    assert (breaker.state_at(at) == BREAKER_OPEN) is is_open

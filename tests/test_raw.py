@@ -59,7 +59,8 @@ def test_each_fetched_body_is_kept_once_with_its_metadata(collect, serve, aws_en
     assert len(keys) == 2
     feed = Feed("연합뉴스", good, "정치")
     (key,) = [k for k in keys if k.startswith(feed_prefix(feed))]
-    assert key.split("/")[2] == "2026-12-01"
+    # under feeds/, the prefix the worker's policy names (the extractor's is pages/)
+    assert key.split("/")[::3] == ["feeds", "2026-12-01"]
     stored = aws_env.client("s3").get_object(Bucket=os.environ["RAW_BUCKET"], Key=key)
     assert gzip.decompress(stored["Body"].read()) == served_bytes("good.xml")
     meta = stored["Metadata"]
@@ -103,3 +104,17 @@ def test_since_excludes_older_bodies(collect, serve, raw):
     collect([(serve("/good.xml", "good.xml"), "정치")])
     assert list(raw.since(START + timedelta(days=1))) == []
     assert len(list(raw.since(START))) == 1
+
+
+def test_bodies_kept_before_the_feeds_prefix_are_read_too(collect, serve, raw, aws_env):
+    # GIVEN a body stored now (feeds/…) and one stored by an earlier release (<outlet>/…,
+    # kept until the bucket's lifecycle expires it), and an article page (pages/…)
+    collect([(serve("/good.xml", "good.xml"), "정치")])
+    (key,) = objects(aws_env)
+    s3, bucket = aws_env.client("s3"), os.environ["RAW_BUCKET"]
+    s3.copy_object(Bucket=bucket, Key=key.removeprefix("feeds/"), CopySource=f"{bucket}/{key}")
+    s3.put_object(Bucket=bucket, Key="pages/2026-12-01/1-r0.html.gz", Body=gzip.compress(b"x"))
+    # WHEN the bodies since the day are read
+    bodies = list(raw.since(START))
+    # THEN both feed bodies are, and the page is not
+    assert sorted(b.key for b in bodies) == sorted([key, key.removeprefix("feeds/")])

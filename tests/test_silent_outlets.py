@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from newsdesk.aws.state_table import StateTable
+from newsdesk.core.breaker import Breaker, BreakerPolicy
 from newsdesk.core.schedule import (
     STATUS_FAILED,
     STATUS_NOT_MODIFIED,
     STATUS_OK,
-    BreakerPolicy,
     FeedState,
     OutletState,
     SchedulePolicy,
@@ -56,7 +56,7 @@ def feed(
     )
 
 
-OPEN = OutletState("A", breaker="open", trips=3, opened_at=T - H, open_until=T + H)
+OPEN = OutletState("A", Breaker("open", trips=3, opened_at=T - H, open_until=T + H))
 
 
 @pytest.mark.parametrize(
@@ -179,7 +179,7 @@ def test_the_fan_out_counts_silent_outlets_and_names_each(aws_env, tmp_path, fan
             state.failed(at - H / 2, "connection refused by Silent.test", SchedulePolicy())
         table.save(state)
     cooling = OutletState("Cooling")
-    cooling.tripped(at - H / 4, BreakerPolicy())
+    cooling.breaker.tripped(at - H / 4, BreakerPolicy())
     table.save(cooling)
     fanout_log.start()
     # WHEN a round is fanned out

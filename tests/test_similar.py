@@ -128,6 +128,7 @@ def test_texts_shorter_than_a_shingle_have_no_sketch():
     assert similarity([], []) == 0.0
 
 
+@pytest.mark.integration
 def test_a_sketch_is_the_same_in_another_process():
     text = wire("01-budget", "copy-b")
     program = (

@@ -5,16 +5,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from newsdesk.aws.state_table import from_item, to_item
+from newsdesk.core.breaker import BREAKER_CLOSED, BREAKER_HALF_OPEN, BREAKER_OPEN, BreakerPolicy
 from newsdesk.core.hosts import HostState
-from newsdesk.core.schedule import (
-    BREAKER_CLOSED,
-    BREAKER_HALF_OPEN,
-    BREAKER_OPEN,
-    BreakerPolicy,
-    FeedState,
-    OutletState,
-    SchedulePolicy,
-)
+from newsdesk.core.schedule import FeedState, OutletState, SchedulePolicy
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
 H = timedelta(hours=1)
@@ -70,7 +63,7 @@ def test_round_trip_through_dynamodb_attributes():
     )
     assert from_item(FeedState, to_item(state)) == state
     outlet = OutletState("연합뉴스")
-    outlet.tripped(T0, BreakerPolicy())
+    outlet.breaker.tripped(T0, BreakerPolicy())
     assert from_item(OutletState, to_item(outlet)) == outlet
 
 
@@ -85,12 +78,12 @@ def test_round_trip_through_dynamodb_attributes():
     ],
 )
 def test_breaker_states(trips_before, at, mode):
-    outlet = OutletState("A")
+    breaker = OutletState("A").breaker
     for _ in range(trips_before):
-        outlet.tripped(T0, BreakerPolicy())
-    assert outlet.breaker_at(at) == mode
-    outlet.closed()
-    assert (outlet.breaker_at(at), outlet.trips) == (BREAKER_CLOSED, 0)
+        breaker.tripped(T0, BreakerPolicy())
+    assert breaker.state_at(at) == mode
+    breaker.closed()
+    assert (breaker.state_at(at), breaker.trips) == (BREAKER_CLOSED, 0)
 
 
 def test_a_host_fails_until_a_page_comes_back_and_its_breaker_closes():
@@ -100,6 +93,32 @@ def test_a_host_fails_until_a_page_comes_back_and_its_breaker_closes():
     host.failed(at, "HTTP 503", max_failures=2, policy=BreakerPolicy())
     assert host.failing(at)  # one in a row, breaker still closed
     host.failed(at, "HTTP 503", max_failures=2, policy=BreakerPolicy())
-    assert host.breaker == "open"
+    assert host.breaker.state == "open"
     host.succeeded()
     assert not host.failing(at)
+
+
+def test_breakers_keep_the_items_attribute_names():
+    # GIVEN a host and an outlet whose breakers have every field set
+    host = HostState("www.yna.co.kr", last_request_ms=1, last_error="HTTP 503", last_error_at=T0)
+    host.robots_status, host.robots_txt, host.robots_fetched_at = "ok", "", T0
+    host.retry_after_until = T0
+    for _ in range(3):
+        host.failed(T0, "HTTP 503", max_failures=3, policy=BreakerPolicy())
+    outlet = OutletState("연합뉴스")
+    outlet.breaker.failed(T0, 1, BreakerPolicy())
+    # THEN their items hold the attributes items held before the breaker was one value: a
+    # host's failures in a row as consecutive_failures, an outlet's (one message's) not at all
+    breaker = {"breaker", "trips", "opened_at", "open_until"}
+    assert set(to_item(host)) == {
+        *("pk", "sk", "host", "last_request_ms", "last_error", "last_error_at", "pages_fetched"),
+        *("robots_status", "robots_txt", "robots_fetched_at", "retry_after_until"),
+        "consecutive_failures",
+        *breaker,
+    }
+    assert set(to_item(outlet)) == {"pk", "sk", "source", *breaker}
+    assert to_item(host)["consecutive_failures"] == {"N": "3"}
+    assert to_item(host)["breaker"] == to_item(outlet)["breaker"] == {"S": "open"}
+    # AND decode to the same records (an outlet's failures are counted afresh each message)
+    assert from_item(HostState, to_item(host)) == host
+    assert from_item(OutletState, to_item(outlet)).breaker.failures == 0

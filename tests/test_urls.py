@@ -33,6 +33,10 @@ SAME = [
     ("https://n.test/a/c", "https://n.test/a/./b/../c"),
     # IDNA hosts
     ("https://xn--hq1bm8jm9l.test/a", "https://도메인.test/a"),
+    # IPv6 addresses however they are spelled (issue 23)
+    ("https://[2001:db8::1]/a", "http://[2001:db8:0:0::1]/a"),
+    ("https://[2001:db8::1]/a", "https://[2001:0DB8:0000:0000:0000:0000:0000:0001]:443/a"),
+    ("https://[::ffff:c000:201]/a", "http://[::ffff:192.0.2.1]/a"),
 ]
 
 APART = [  # the red list: these must never merge
@@ -48,6 +52,12 @@ APART = [  # the red list: these must never merge
     ("https://n.test/a?id=1", "https://n.test/a"),
     ("https://n.test/a?page=1", "https://n.test/a?page=2"),
     ("https://n.test:8080/a", "https://n.test/a"),
+    # a port is its scheme's default or another server (issue 23)
+    ("https://n.test:80/a", "https://n.test/a"),
+    ("http://n.test:443/a", "https://n.test/a"),
+    ("http://n.test:443/a", "https://n.test:443/a"),
+    ("http://n.test:8080/a", "https://n.test:8080/a"),
+    ("https://[2001:db8::1]/a", "https://[2001:db8::2]/a"),
     ("https://a.n.test/x", "https://b.n.test/x"),
     ("https://n.test/a?q=a%26b", "https://n.test/a?q=a&b"),
     # host aliases are a list, not a rule; AMP pages stay apart (their paths differ)
@@ -151,13 +161,35 @@ def test_escaped_dot_segments_are_removed_like_dot_segments(url, key):
     ("url", "key"),
     [
         ("http://[::1]/a", "https://[::1]/a"),
-        ("http://[::1]:443/a", "https://[::1]/a"),
-        ("http://[2001:DB8::1]:8080/a?b=1#c", "https://[2001:db8::1]:8080/a?b=1"),
+        ("https://[::1]:443/a", "https://[::1]/a"),
+        ("http://[::1]:443/a", "http://[::1]:443/a"),
+        ("http://[2001:DB8::1]:8080/a?b=1#c", "http://[2001:db8::1]:8080/a?b=1"),
     ],
 )
 def test_ipv6_addresses_keep_their_brackets(url, key):
     assert canonical_url(url) == key
     assert canonical_url(key) == key
+
+
+@pytest.mark.parametrize(
+    ("host", "written"),
+    [
+        # RFC 5952, section 4: lower case, no leading zeros, the longest run of zeros as "::"
+        ("2001:db8:0:0::1", "2001:db8::1"),
+        ("2001:0DB8:0000:0000:0000:0000:0000:0001", "2001:db8::1"),
+        ("2001:db8:0:0:1:0:0:1", "2001:db8::1:0:0:1"),  # the first of two equal runs
+        ("2001:0:0:1:0:0:0:1", "2001:0:0:1::1"),  # the longest run
+        ("2001:db8:0:1:1:1:1:1", "2001:db8:0:1:1:1:1:1"),  # one zero group stays
+        ("0:0:0:0:0:0:0:0", "::"),
+        ("1:0:0:0:0:0:0:0", "1::"),
+        # embedded IPv4 in hexadecimal, whatever the interpreter's str() prefers
+        ("::ffff:192.0.2.1", "::ffff:c000:201"),
+        ("::192.0.2.1", "::c000:201"),
+        ("fe80::0:1%25eth0", "fe80::1%25eth0"),  # a zone is kept as it is
+    ],
+)
+def test_ipv6_addresses_are_written_one_way(host, written):
+    assert canonical_url(f"https://[{host}]/a") == f"https://[{written}]/a"
 
 
 @pytest.mark.parametrize(
@@ -242,7 +274,7 @@ def test_never_raises_and_is_idempotent(text):
 
 @PROPERTY
 @given(URLS)
-def test_a_canonical_form_is_an_ascii_https_url(url):
+def test_a_canonical_form_is_an_ascii_https_url_or_http_with_its_port(url):
     key = canonical_url(url)
     assert key == url.strip() or well_formed(key)
 
@@ -286,10 +318,12 @@ def test_path_segments_are_apart_as_their_bytes_are(data, left, right):
 
 
 def varied(data, url):
-    """``url`` changed only where the policy merges: scheme, host case, a default port, a trailing
-    slash, parameter order, a tracking parameter, a fragment."""
+    """``url`` changed only where the policy merges: scheme (on its default port), host case, a
+    default port, a trailing slash, parameter order, a tracking parameter, a fragment."""
     parts = urlsplit(url)
-    scheme = data.draw(st.sampled_from(["http", "https", "HTTPS"]))
+    # on its default port a scheme is http or https alike; on another, it is its own
+    schemes = ["http", "https", "HTTPS"] if parts.port is None else [parts.scheme.upper()]
+    scheme = data.draw(st.sampled_from(schemes))
     netloc = parts.netloc.upper() if data.draw(st.booleans()) else parts.netloc
     if not parts.port and data.draw(st.booleans()):
         netloc += ":443" if scheme.lower() == "https" else ":80"

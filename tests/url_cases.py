@@ -19,9 +19,9 @@ Each case is one of:
   test gives two different results for two inputs; the two keys must differ;
 - ``stable``: a robustness case (a malformed host or escape): the key must not raise.
 
-For every URL of every case the key must also be an ASCII ``https://`` URL with a host that
-parses back (a port that reads, brackets round an IPv6 address) and be its own key
-(idempotence).
+For every URL of every case the key must also be an ASCII ``https://`` URL (or ``http://`` with
+a port other than 80: issue 23) with a host that parses back (a port that reads, brackets round
+an IPv6 address) and be its own key (idempotence).
 
 Left out, by rule: cases on userinfo (article links carry none), on relative or schemeless
 input (the parser resolves links against the feed first), on bytes input or a page encoding
@@ -645,7 +645,9 @@ def well_formed(key: str) -> bool:
         parts.port  # noqa: B018 - raises ValueError when the netloc does not read back
     except ValueError:
         return False
-    return key.isascii() and parts.scheme == "https" and bool(parts.hostname)
+    # http keeps its name only on a port of its own: http://h:443/ is not https://h/
+    scheme = parts.scheme == "https" or (parts.scheme == "http" and parts.port not in (None, 80))
+    return key.isascii() and scheme and bool(parts.hostname)
 
 
 def main() -> None:

@@ -28,6 +28,7 @@ from newsdesk.core.errors import MessageError, NewsdeskError
 from newsdesk.core.messages import ClusterMessage
 from newsdesk.core.settings import Settings
 from newsdesk.core.times import format_time, parse_time, utc_now
+from newsdesk.core.times import replay_time as checked_replay_time
 from newsdesk.storage.database import Database, database_from
 from newsdesk.storage.issue_events import SOURCE, IssueEventStore
 from newsdesk.storage.issues import categories
@@ -60,14 +61,15 @@ class Cluster:
 
 def replay_time(event: dict[str, Any]) -> datetime | None:
     """The event's ``at`` (`newsdesk cluster --at`): cluster as if it were then, over the
-    articles collected up to then; None (a schedule's event): now."""
+    articles collected up to then; None (a schedule's event): now. A time that cannot be
+    one (core.times.replay_time: unreadable, before 1970, in the future) is a MessageError."""
     at = event.get("at")
     if at is None:
         return None
     try:
-        return parse_time(str(at))
-    except ValueError:
-        raise MessageError(f"'at' is not an ISO 8601 time: {at!r}") from None
+        return checked_replay_time(at, utc_now())
+    except ValueError as e:
+        raise MessageError(f"'at' {e}: {at!r}") from None
 
 
 @functools.cache

@@ -5,22 +5,20 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from newsdesk.aws.clients import dynamodb_client, sqs_client
 from newsdesk.aws.metrics import add_counts
+from newsdesk.aws.outlet_queue import OutletQueue
 from newsdesk.aws.state_table import StateTable
 from newsdesk.collect.fanout import fan_out_round
 from newsdesk.core.schedule import SilencePolicy
 from newsdesk.core.settings import Settings
 from newsdesk.core.sources import load_sources
 from newsdesk.core.times import parse_time, utc_now
-
-if TYPE_CHECKING:
-    from mypy_boto3_sqs import SQSClient
 
 logger = Logger()
 metrics = Metrics()
@@ -31,12 +29,16 @@ class FanOut:
     """What the fan-out works with."""
 
     settings: Settings
-    sqs: SQSClient
+    queue: OutletQueue
     states: StateTable
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FanOut:
-        return cls(settings, sqs_client(), StateTable(dynamodb_client(), settings.state_table_name))
+        return cls(
+            settings,
+            OutletQueue(sqs_client(), settings.require_queue_url()),
+            StateTable(dynamodb_client(), settings.state_table_name),
+        )
 
 
 def silence_policy(settings: Settings) -> SilencePolicy:
@@ -67,8 +69,7 @@ def handle(event: dict[str, Any], context: LambdaContext, deps: FanOut) -> dict[
     result = fan_out_round(
         load_sources(deps.settings.sources_path),
         scheduled_at,
-        deps.sqs,
-        deps.settings.require_queue_url(),
+        deps.queue,
         deps.states,
         # A round on demand ({"ignore_schedule": true}, as `newsdesk collect` sends) checks
         # every feed; scheduled rounds only those that are due.

@@ -139,10 +139,7 @@ def extract_record(record: SQSRecord, extractor: Extractor) -> dict[str, Any]:
         report.canonical_ignored is not None,
         report.host_breaker_tripped,
     )
-    logger.info(
-        "article extracted",
-        extra={k: v for k, v in report.as_dict().items() if v not in (None, "", False)},
-    )
+    logger.info("article extracted", extra=report.log_fields())
     return report.as_dict()
 
 

@@ -120,8 +120,10 @@ def isolate(path: list[str]) -> None:
 
 def preload(path: list[str]) -> None:
     """In the fork server: the common libraries, from ``path`` (the folders every zip
-    function's path holds)."""
-    isolate(path)
+    function's path holds), found there first. Nothing else of the server's environment is
+    taken away: each child re-runs the command's main module (multiprocessing's spawn
+    preparation) before its container starts, and isolates itself then."""
+    sys.path[:0] = path
     try:
         for name in PRELOAD:
             importlib.import_module(name)

@@ -73,7 +73,9 @@ def check_feed(feed: Feed, policy: FetchPolicy) -> FeedCheck:
         fetched = fetch(feed.url, policy.with_user_agent(feed.user_agent))
         status = fetched.status
         final_url = fetched.url if fetched.url != feed.url else None
-        parsed = parse_feed(fetched.content, fetched.content_type, fetched.url)
+        parsed = parse_feed(
+            fetched.content, fetched.content_type, fetched.url, headers=fetched.headers
+        )
     except FeedError as e:
         if isinstance(e, HTTPStatusError):
             status, final_url = e.status, (e.url if e.url != feed.url else None)

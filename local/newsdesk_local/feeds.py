@@ -28,10 +28,12 @@ from newsdesk.aws.state_table import (
     records,
     to_item,
 )
+from newsdesk.core.breaker import BREAKER_CLOSED, BREAKER_OPEN, Breaker
 from newsdesk.core.errors import ConfigError
 from newsdesk.core.hosts import HostState
-from newsdesk.core.schedule import BREAKER_CLOSED, BREAKER_OPEN, FeedState, OutletState
-from newsdesk.core.times import format_time, local_time
+from newsdesk.core.schedule import FeedState, OutletState
+from newsdesk.core.times import local_time
+from newsdesk_local.output import json_time, plural, terminal_time
 from newsdesk_local.saved_state import STATE_FILE, load_tables, store_tables
 
 STATE_TABLE = "StateTable"  # the template's logical id
@@ -43,11 +45,11 @@ class OutletRecords:
     feeds' records."""
 
     source: str
-    breaker: OutletState
+    breaker: Breaker
     feeds: list[FeedState] = field(default_factory=list)
 
     def breaker_state(self, at: datetime) -> str:
-        return self.breaker.breaker_at(at)
+        return self.breaker.state_at(at)
 
     def failing(self, at: datetime) -> bool:
         return self.breaker_state(at) != BREAKER_CLOSED or any(f.failing for f in self.feeds)
@@ -68,7 +70,9 @@ def outlets_of(
 ) -> dict[str, OutletRecords]:
     return {
         source: OutletRecords(
-            source, breakers.get(source) or OutletState(source), list(feeds.get(source, []))
+            source,
+            breakers[source].breaker if source in breakers else Breaker(),
+            list(feeds.get(source, [])),
         )
         for source in sorted({*breakers, *feeds})
     }
@@ -115,10 +119,10 @@ class SavedStore:
         tables = load_tables(self._data_dir)
         items = tables.get(STATE_TABLE, [])
         changed: dict[tuple[str, str], dict[str, Any]] = {}
-        if outlet.breaker.breaker != BREAKER_CLOSED or outlet.breaker.trips:
-            breaker = dataclasses.replace(outlet.breaker)
-            breaker.closed()
-            changed[(outlet_key(outlet.source), OUTLET_SK)] = to_item(breaker)
+        if outlet.breaker.state != BREAKER_CLOSED or outlet.breaker.trips:
+            closed = OutletState(outlet.source, dataclasses.replace(outlet.breaker))
+            closed.breaker.closed()
+            changed[(outlet_key(outlet.source), OUTLET_SK)] = to_item(closed)
         for feed in outlet.feeds:
             due = dataclasses.replace(feed)
             due.made_due(at)
@@ -151,18 +155,14 @@ def ordered(
 
 def as_json(outlets: Iterable[OutletRecords], at: datetime) -> dict[str, Any]:
     """The document of `newsdesk feeds --json` (docs/architecture.md): times UTC (…Z)."""
-
-    def when(value: datetime | None) -> str | None:
-        return format_time(value) if value is not None else None
-
     return {
         "outlets": [
             {
                 "source": o.source,
                 "breaker": {
                     "state": o.breaker_state(at),
-                    "open_until": when(o.breaker.open_until)
-                    if o.breaker.breaker == BREAKER_OPEN
+                    "open_until": json_time(o.breaker.open_until)
+                    if o.breaker.state == BREAKER_OPEN
                     else None,
                     "trips": o.breaker.trips,
                 },
@@ -172,12 +172,12 @@ def as_json(outlets: Iterable[OutletRecords], at: datetime) -> dict[str, Any]:
                         "category": f.category,
                         "last_status": f.last_status,
                         "last_error": f.last_error,
-                        "last_error_at": when(f.last_error_at),
+                        "last_error_at": json_time(f.last_error_at),
                         "consecutive_failures": f.consecutive_failures,
-                        "last_success_at": when(f.last_success_at),
-                        "next_check_at": when(f.next_check_at),
+                        "last_success_at": json_time(f.last_success_at),
+                        "next_check_at": json_time(f.next_check_at),
                         "last_error_class": f.last_error_class,
-                        "last_attempt_at": when(f.last_attempt_at),
+                        "last_attempt_at": json_time(f.last_attempt_at),
                     }
                     for f in o.feeds
                 ],
@@ -206,42 +206,38 @@ def outlet_line(outlet: OutletRecords, at: datetime, zone: tzinfo) -> str:
 
 
 def feed_line(feed: FeedState, zone: tzinfo) -> str:
-    def when(value: datetime | None, never: str = "never") -> str:
-        return local_time(value, zone) if value is not None else never
-
     if feed.failing:
-        status = f"Failed ({feed.last_error_class or 'unknown'}) {when(feed.last_error_at)}"
+        failed_at = terminal_time(feed.last_error_at, zone)
+        status = f"Failed ({feed.last_error_class or 'unknown'}) {failed_at}"
         status += f": {feed.last_error}" if feed.last_error else ""
-        in_a_row = feed.consecutive_failures
-        status += f" | {in_a_row} failure{'s' if in_a_row != 1 else ''} in a row"
+        status += f" | {plural(feed.consecutive_failures, 'failure')} in a row"
     else:
         status = {"ok": "OK", "not_modified": "Not modified"}.get(
             feed.last_status or "", "Never checked"
         )
     return (
         f"Feed: {feed.source} | {feed.category or '-'} | {status} | last success "
-        f"{when(feed.last_success_at)} | next check {when(feed.next_check_at, 'at the next round')}"
-        f" | {feed.url}"
+        f"{terminal_time(feed.last_success_at, zone)} | next check "
+        f"{terminal_time(feed.next_check_at, zone, 'at the next round')} | {feed.url}"
     )
 
 
 def hosts_json(hosts: Iterable[HostState], at: datetime) -> list[dict[str, Any]]:
-    def when(value: datetime | None) -> str | None:
-        return format_time(value) if value is not None else None
-
     return [
         {
             "host": h.host,
             "breaker": {
-                "state": h.breaker_at(at),
-                "open_until": when(h.open_until) if h.breaker == BREAKER_OPEN else None,
-                "trips": h.trips,
+                "state": h.breaker.state_at(at),
+                "open_until": json_time(h.breaker.open_until)
+                if h.breaker.state == BREAKER_OPEN
+                else None,
+                "trips": h.breaker.trips,
             },
-            "consecutive_failures": h.consecutive_failures,
+            "consecutive_failures": h.breaker.failures,
             "last_error": h.last_error,
-            "last_error_at": when(h.last_error_at),
+            "last_error_at": json_time(h.last_error_at),
             "robots": h.robots_status,
-            "robots_fetched_at": when(h.robots_fetched_at),
+            "robots_fetched_at": json_time(h.robots_fetched_at),
             "requests": h.pages_fetched,
         }
         for h in hosts
@@ -250,14 +246,13 @@ def hosts_json(hosts: Iterable[HostState], at: datetime) -> list[dict[str, Any]]
 
 def host_line(host: HostState, at: datetime, zone: tzinfo) -> str:
     """A host the extractor fetched pages from: its breaker, failures and robots.txt."""
-    state = host.breaker_at(at)
-    until = local_time(host.open_until, zone) if host.open_until else "now"
+    state, trips = host.breaker.state_at(at), host.breaker.trips
+    until = local_time(host.breaker.open_until, zone) if host.breaker.open_until else "now"
     breaker = {
-        BREAKER_OPEN: f"open until {until} (trip {host.trips}): its pages wait",
+        BREAKER_OPEN: f"open until {until} (trip {trips}): its pages wait",
         BREAKER_CLOSED: "closed",
-    }.get(state, f"half-open since {until} (trip {host.trips}): the next page is a probe")
-    failures = host.consecutive_failures
-    failed = f"{failures} failure{'s' if failures != 1 else ''} in a row"
+    }.get(state, f"half-open since {until} (trip {trips}): the next page is a probe")
+    failed = f"{plural(host.breaker.failures, 'failure')} in a row"
     if host.last_error:
         failed += f", last {local_time(host.last_error_at, zone) if host.last_error_at else ''}: "
         failed += host.last_error
@@ -287,7 +282,7 @@ def reset_line(outlet: OutletRecords, at: datetime, zone: tzinfo) -> str:
     was = breaker_text(outlet, at, zone)
     return (
         f"Reset: {outlet.source} | Breaker: closed, trips 0; was {was} | "
-        f"{len(outlet.feeds)} feed{'' if len(outlet.feeds) == 1 else 's'} due now"
+        f"{plural(len(outlet.feeds), 'feed')} due now"
     )
 
 

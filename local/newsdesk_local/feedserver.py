@@ -22,7 +22,7 @@ class Route:
 
     body: bytes = b""
     status: int = 200
-    content_type: str = "application/rss+xml; charset=utf-8"
+    content_type: str | None = "application/rss+xml; charset=utf-8"  # None: not sent
     mode: str = "body"
     interval: float = 1.0
     headers: tuple[tuple[str, str], ...] = ()
@@ -130,7 +130,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _head(self, route: Route) -> None:
         self.send_response(route.status)
-        self.send_header("Content-Type", route.content_type)
+        if route.content_type is not None:
+            self.send_header("Content-Type", route.content_type)
         if not any(name.lower() == "content-length" for name, _ in route.headers):
             self.send_header("Content-Length", str(len(route.body)))
         for name, value in route.headers:

@@ -1,9 +1,10 @@
 """A labelled stream replayed through the clustering job as it runs in production: the articles
-stored up front as ``raw_article`` rows collected when the stream says, then the command
-`newsdesk cluster --at T` for every tick T of a cadence (the job sees only what was collected by
-T), and the issues read back from the database at the end.
+stored up front as ``raw_article`` rows collected when the stream says, then the pass of
+`newsdesk cluster --at T` (``newsdesk_local.commands.cluster.cluster``) for every tick T of a
+cadence (the job sees only what was collected by T), and the issues read back from the database
+at the end.
 
-``replay`` drives the command with the environment it is given, whose DATABASE_URL names an
+``replay`` runs the pass with the environment it is given, whose DATABASE_URL names an
 empty, migrated database. ``ReplayServices`` gives a benchmark one: pgserver where the local
 runtime keeps it (NEWSDESK_DATA_DIR/pg, here a temporary folder, so the user's own local state is
 untouched) with a new database for each replay, and moto, both started once, so that a tick costs
@@ -13,8 +14,6 @@ what the command costs past its services' start (benchmarks/cluster_quality.py).
 from __future__ import annotations
 
 import contextlib
-import io
-import json
 import math
 import shutil
 import tempfile
@@ -32,11 +31,12 @@ import psycopg2.extras
 import psycopg2.sql
 
 from newsdesk.core.entry import Entry
+from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.times import format_time
 from newsdesk.storage.articles import Article, ArticleStore
 from newsdesk.storage.database import Database
 from newsdesk.storage.migrate import migrate
-from newsdesk_local.cli import main
+from newsdesk_local.commands import cluster, context
 from newsdesk_local.services import (
     FAKE_CREDENTIALS,
     PG_FOLDER,
@@ -49,7 +49,8 @@ URL = "https://replay.test/{}"  # an article's link, by its key (nothing is fetc
 
 
 class ReplayError(Exception):
-    """A tick's `newsdesk cluster` did not finish (its own message is on standard error)."""
+    """A tick's clustering pass did not finish (a configuration error, a service that cannot be
+    reached: what `newsdesk cluster` would say, exit 2), or the stream was not stored."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,8 @@ class StreamArticle:
 @dataclass
 class Replay:
     groups: list[list[str]]  # the stored issues' members, by key
-    runs: list[dict[str, Any]] = field(default_factory=list)  # each tick's --json output
+    # each tick's answer (the cluster function's: what `newsdesk cluster --json` prints, and more)
+    runs: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0  # from storing the stream to reading the issues back
 
 
@@ -108,14 +110,11 @@ def store(database: Database, stream: Sequence[StreamArticle]) -> None:
 
 
 def cluster_at(at: datetime, environ: Mapping[str, str]) -> dict[str, Any]:
-    """`newsdesk cluster --at AT --json` in this process; its output."""
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        code = main(["cluster", "--at", format_time(at), "--json"], environ)
-    if code != 0:
-        raise ReplayError(f"newsdesk cluster --at {format_time(at)}: exit {code}")
-    run: dict[str, Any] = json.loads(output.getvalue())
-    return run
+    """`newsdesk cluster --at AT`'s pass in this process; its answer."""
+    try:
+        return cluster.cluster(context.environment(environ), at)
+    except (ConfigError, InfrastructureError) as e:
+        raise ReplayError(f"newsdesk cluster --at {format_time(at)}: {e}") from e
 
 
 def issues(database: Database) -> list[list[str]]:
@@ -136,7 +135,7 @@ def replay(
     stream: Sequence[StreamArticle], cadence: timedelta, environ: Mapping[str, str]
 ) -> Replay:
     """The stream stored in ``environ``'s DATABASE_URL (empty and migrated), clustered at
-    every tick through the command, with ``environ`` as its environment."""
+    every tick by the command's pass, with ``environ`` as its environment."""
     started = time.perf_counter()
     database = Database(lambda: environ["DATABASE_URL"])
     try:

@@ -19,6 +19,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import feedparser
 import numpy as np
@@ -78,17 +79,7 @@ def seed_collect(
                 response = requests.get(feed.url, headers=headers, timeout=timeout)
                 response.raise_for_status()
                 parsed = feedparser.parse(response.content)
-                articles = [
-                    (
-                        e.get("link"),
-                        outlet.name,
-                        feed.category,
-                        e.get("title", "제목 없음"),
-                        e.get("published"),
-                    )
-                    for e in parsed.entries
-                    if not photo.is_photo(e.get("title", "")) and e.get("link")
-                ]
+                articles = _seed_rows(parsed, outlet.name, feed.category, photo)
                 with conn, conn.cursor() as cursor:
                     inserted = psycopg2.extras.execute_values(
                         cursor,
@@ -107,6 +98,17 @@ def seed_collect(
             finally:
                 time.sleep(0.1)
     return new, failed, skipped
+
+
+def _seed_rows(
+    parsed: Any, source: str, category: str, photo: PhotoFilter
+) -> list[tuple[Any, ...]]:
+    """The seed's rows of one parsed feed: every entry with a link, photo news left out."""
+    return [
+        (e.get("link"), source, category, e.get("title", "제목 없음"), e.get("published"))
+        for e in parsed.entries
+        if not photo.is_photo(e.get("title", "")) and e.get("link")
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -11,16 +11,22 @@ every command; the AWS port also accepts the CloudFormation response a custom re
 A container reaches this machine as ``host.docker.internal``: Docker Desktop (macOS, Windows)
 resolves it, and forwards it to services on 127.0.0.1; Docker Engine on Linux resolves it with
 ``--add-host host.docker.internal:host-gateway``, which is the bridge's address (172.17.0.1 by
-default), so there the stack must listen on that address (or 0.0.0.0, which is every network
-this machine is on: PostgreSQL here trusts whoever connects).
+default, or docker0's), so there the stack must listen on that address.
+
+The stack has no password: PostgreSQL here trusts whoever connects and moto takes any
+credentials. So ``--bind`` takes a loopback address or the Docker bridge's, and any other
+(0.0.0.0, every network this machine is on, included) only with ``--expose-without-password``,
+which says so (``check_bind``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import selectors
 import socket
+import struct
 import sys
 import threading
 from pathlib import Path
@@ -41,13 +47,49 @@ ENV_FILE = "env.json"  # under NEWSDESK_DATA_DIR
 SERVICE_VARIABLES = ("AWS_ENDPOINT_URL", "DATABASE_URL")
 # events/ carry fixed times: a message scheduled then is not dropped as stale (ten years).
 EVENT_FILE_SETTINGS = {"MESSAGE_MAX_AGE_SECONDS": "315360000"}
+DOCKER_BRIDGE = "172.17.0.1"  # Docker Engine's default bridge gateway
+EXPOSE_FLAG = "--expose-without-password"
+_SIOCGIFADDR = 0x8915  # Linux: an interface's IPv4 address
+
+
+def bridge_addresses() -> set[str]:
+    """The Docker bridge's addresses on this machine: the default's, and docker0's own."""
+    found = {DOCKER_BRIDGE}
+    if sys.platform != "linux":  # Docker Desktop forwards host.docker.internal to loopback
+        return found
+    import fcntl
+
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        answer = fcntl.ioctl(s.fileno(), _SIOCGIFADDR, struct.pack("256s", b"docker0"))
+        found.add(socket.inet_ntoa(answer[20:24]))
+    return found
+
+
+def check_bind(address: str, expose_without_password: bool = False) -> None:
+    """A ConfigError unless ``address`` is loopback or the Docker bridge's, or the caller
+    said the stack may be reached without a password from wherever ``address`` is."""
+    if expose_without_password or ipaddress.ip_address(address).is_loopback:
+        return
+    if address in bridge_addresses():
+        return
+    raise ConfigError(
+        f"--bind {address}: the stack has no password (PostgreSQL trusts whoever connects, "
+        f"moto takes any credentials); bind to 127.0.0.1 or the Docker bridge "
+        f"({', '.join(sorted(bridge_addresses()))}), or add {EXPOSE_FLAG} to expose it anyway"
+    )
 
 
 def run_stack(
-    env: dict[str, str], bind: str, aws_port: int, postgres_port: int, out: TextIO
+    env: dict[str, str],
+    bind: str,
+    aws_port: int,
+    postgres_port: int,
+    out: TextIO,
+    expose_without_password: bool = False,
 ) -> int:
     """Start the stack, say how to use it, and serve until interrupted (KeyboardInterrupt
     leaves through here, the state saved on the way)."""
+    check_bind(bind, expose_without_password)
     settings = Settings.from_env(env)
     for name in SERVICE_VARIABLES:
         if env.get(name, "").strip():
@@ -213,7 +255,7 @@ def _print_stack(
     if sys.platform == "linux" and bind.startswith("127."):
         lines.append(
             f"On Linux a container reaches this machine at the Docker bridge, not {bind}: "
-            "start the stack with --bind 172.17.0.1 (docker0's address) or --bind 0.0.0.0"
+            f"start the stack with --bind {DOCKER_BRIDGE} (docker0's address)"
         )
     lines.append("Ready; Ctrl-C stops the stack, keeping its state.")
     print("\n".join(lines), file=out, flush=True)

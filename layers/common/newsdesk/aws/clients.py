@@ -7,7 +7,7 @@ moto's server on 127.0.0.1.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 # Standard retry mode backs off on throttling; a record that still fails is retried by SQS.
 _CONFIG = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=5)
+# The operator's: the `newsdesk` command's calls to a deployed stack (or an emulator), which a
+# person waits on and no queue retries: one attempt fewer, then the error in words.
+OPERATOR_CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=5)
 
 
 def sqs_client() -> SQSClient:
@@ -36,3 +39,9 @@ def s3_client() -> S3Client:
 
 def events_client() -> EventBridgeClient:
     return boto3.client("events", config=_CONFIG)
+
+
+def operator_client(service: str, **options: Any) -> Any:
+    """A client for the `newsdesk` command, with OPERATOR_CONFIG; ``options`` are boto3's
+    (``endpoint_url``, ``region_name``, credentials), its defaults otherwise."""
+    return boto3.client(service, config=OPERATOR_CONFIG, **options)  # type: ignore[call-overload]

@@ -1,13 +1,24 @@
-"""EMF metrics for the collection funnel, named once here so the dashboard and the code agree."""
+"""EMF metrics for the collection funnel, named once here so the dashboard and the code agree.
+docs/operating.md's list of every function's metrics is written from these tables, the jobs'
+``metric_counts()`` and the handlers' own counts (``make docs``; a test fails when it is not
+current)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Protocol
 
-from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from newsdesk.core.report import FAILURE_CLASSES, OutletReport
+
+
+class Metrics(Protocol):
+    """Where metrics go: Powertools' ``Metrics`` (or ``EphemeralMetrics``, which the docs'
+    generator reads back)."""
+
+    def add_metric(self, name: str, unit: MetricUnit | str, value: float) -> None: ...
+
 
 # One metric per funnel stage (seed 001), named once here so the dashboard and code agree.
 FUNNEL = {
@@ -24,6 +35,8 @@ FUNNEL = {
     "ArticlesTooOld": "too_old",
     "EntriesUndated": "undated",
     "EntriesWithReplacementChar": "with_replacement_char",
+    "EntriesTruncated": "truncated",
+    "EntriesUnstorable": "unstorable",
     "ArticlesPhotoFiltered": "photo_filtered",
     "DuplicatesInMessage": "duplicate_in_message",
     "DuplicatesByUrl": "duplicate_url",
@@ -86,6 +99,9 @@ EXTRACT_REASONS = (
     ("extract_error", "robots_disallowed"),
     ("extract_error", "not_html"),
     ("extract_error", "too_large"),
+    ("extract_error", "unstorable"),
+    ("extract_error", "too_many_redirects"),
+    ("extract_error", "redirect_not_http"),
 )
 COPY_REASONS = (
     "duplicate_by_canonical_url",
@@ -122,3 +138,43 @@ def add_article_metrics(
     if host_tripped:
         keys.add("host_breaker_tripped")
     add_counts(metrics, {name: int(key in keys) for name, key in EXTRACT_METRICS.items()})
+
+
+# What a metric counts, where its name does not say it all (docs/operating.md; a test fails on
+# a note for a metric no function publishes).
+DESCRIBED = {
+    "OutletsSkippedOpenBreaker": "outlets not sent this round: their breaker is open",
+    "SilentOutlets": "outlets none of whose feeds has succeeded for OUTLET_SILENT_HOURS "
+    "(the fan-out's `outlet silent` lines name them)",
+    "MessagesReceived": "outlet messages in the batch",
+    "MessagesFailed": "outlet messages failed by a database or DynamoDB fault: SQS delivers "
+    "them again",
+    "MessagesStale": "outlet messages older than MESSAGE_MAX_AGE_SECONDS, dropped",
+    "FeedsSkippedOpenBreaker": "feeds of an outlet whose breaker was open",
+    "FeedsSkippedByBreaker": "feeds skipped after the outlet's breaker opened in this message",
+    "OutletBreakerTrips": "outlets whose breaker opened in this message",
+    "EntriesWithoutLink": "entries without a link (or one that can be stored): not stored",
+    "EntriesWithReplacementChar": "entries whose title or summary has U+FFFD: an outlet that "
+    "changed its encoding",
+    "EntriesTruncated": "entries stored with a title or summary cut to its bound",
+    "EntriesUnstorable": "entries the store refused (a link or canonical URL over its bound, "
+    "data PostgreSQL refuses)",
+    "ArticlesRevised": "known articles with another title or a later time: queued again",
+    "OutboxRelayed": "extraction outbox rows sent to the article queue after the batch",
+    "ArticleMessagesPutBack": "article messages received while EXTRACT_ENABLED=false: their "
+    "rows wait unsent",
+    "ArticleMessagesFailed": "article messages failed by a database, DynamoDB or S3 fault: SQS "
+    "delivers them again",
+    "PagesDeferred": "pages not fetched now (the host's pacing, Retry-After or breaker), sent "
+    "again later",
+    "PagesRepeated": "messages whose outbox row is gone, not yet due or superseded: nothing "
+    "written",
+    "CanonicalIgnored": "pages whose canonical names the site's root, a section or another "
+    "host: ignored",
+    "HostBreakerTrips": "hosts whose breaker opened",
+    "ClusterCategoriesSent": "categories sent to the cluster queue by a schedule's event",
+    "ArticlesLeftSingle": "articles of the window in no issue after the run",
+    "CopiesAttached": "copies put in their original's issue",
+    "ClusterRunsLockedOut": "categories left to another run, which held their lock",
+    "IssueEventsFailed": "issue events the bus refused: they wait in the outbox",
+}

@@ -1,9 +1,16 @@
 """The raw layer (seed 001): every fetched body, gzip-compressed, with its response metadata,
 kept in S3 so that a round that stored nothing can be explained and its bodies parsed again.
 
-Keys: ``<outlet>/<feed hash>/<YYYY-MM-DD>/<body sha-256>.xml.gz`` — an unchanged body is stored
-once a day, however often it is fetched. Article pages (the extraction stage) under
-``pages/<YYYY-MM-DD>/<article id>-r<revision>.html.gz``, read back by `newsdesk reextract`.
+Keys: ``feeds/<outlet>/<feed hash>/<YYYY-MM-DD>/<body sha-256>.xml.gz`` — an unchanged body is
+stored once a day, however often it is fetched. Article pages (the extraction stage) under
+``pages/<YYYY-MM-DD>/<article id>-r<revision>.html.gz``, read back by `newsdesk reextract`. Each
+writer's IAM policy names its prefix only (the worker ``feeds/``, the extractor ``pages/``).
+Bodies stored before the ``feeds/`` prefix (``<outlet>/…``, until they expire) are read too.
+
+The metadata is bounded: S3 refuses an object whose user metadata passes 2 KB (moto does
+not), so a kept header is cut to ``HEADER_MAX_CHARS`` and a final URL that would pass the
+limit is cut to what fits (``final-url-cut`` says so): a server's 3 kB ETag or a redirect to a
+3 kB URL must not make the body unstorable, and its feed or page fail every round.
 """
 
 from __future__ import annotations
@@ -26,13 +33,33 @@ from newsdesk.core.times import format_time, parse_time
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
-# Response headers worth keeping beside the body.
-KEPT_HEADERS = ("Content-Type", "ETag", "Last-Modified", "Cache-Control", "Content-Encoding")
+# Response headers worth keeping beside the body (Content-Language: what parse_feed gives
+# feedparser beside the Content-Type, so that a body parsed again reads alike).
+KEPT_HEADERS = (
+    "Content-Type",
+    "ETag",
+    "Last-Modified",
+    "Cache-Control",
+    "Content-Encoding",
+    "Content-Language",
+)
+FEEDS = "feeds/"
 PAGES = "pages/"
+METADATA_MAX_BYTES = 2048  # S3's bound on user metadata: its keys and values, in UTF-8
+HEADER_MAX_CHARS = 256  # of a kept header's value, before quoting
 
 
 def feed_prefix(feed: Feed) -> str:
-    return f"{quote(feed.source, safe='')}/{hashlib.sha256(feed.url.encode()).hexdigest()[:16]}/"
+    digest = hashlib.sha256(feed.url.encode()).hexdigest()[:16]
+    return f"{FEEDS}{quote(feed.source, safe='')}/{digest}/"
+
+
+def _feed_day(key: str) -> str | None:
+    """The day of a feed body's key (``feeds/`` or the earlier layout), None for a page's."""
+    if key.startswith(PAGES):
+        return None
+    parts = key.removeprefix(FEEDS).split("/")
+    return parts[2] if len(parts) > 3 else None
 
 
 @dataclass(frozen=True)
@@ -108,7 +135,8 @@ class RawStore:
         for name in KEPT_HEADERS:
             value = fetched.headers.get(name)
             if value:
-                metadata[f"h-{name.lower()}"] = quote(value, safe="")
+                metadata[f"h-{name.lower()}"] = quote(value[:HEADER_MAX_CHARS], safe="")
+        metadata = _within_bound(metadata)
         try:
             self._client.put_object(
                 Bucket=self._bucket,
@@ -129,8 +157,7 @@ class RawStore:
                     Bucket=self._bucket
                 )
                 for item in page.get("Contents", [])
-                if not item["Key"].startswith(PAGES)
-                and item["Key"].split("/")[2] >= f"{since:%Y-%m-%d}"
+                if (_feed_day(item["Key"]) or "") >= f"{since:%Y-%m-%d}"
             ]
             bodies = [self._get(key) for key in keys]
         except (BotoCoreError, ClientError) as e:
@@ -144,6 +171,19 @@ class RawStore:
         meta = {k: unquote(v) for k, v in response["Metadata"].items()}
         feed = Feed(meta["source"], meta["feed-url"], meta["category"])
         return _body(key, feed, meta, gzip.decompress(response["Body"].read()))
+
+
+def _within_bound(metadata: dict[str, str]) -> dict[str, str]:
+    """``metadata`` (all ASCII: quoted) within ``METADATA_MAX_BYTES``, its final URL cut to
+    what fits when it is what passes the bound, at an escape's boundary."""
+    size = sum(len(k) + len(v) for k, v in metadata.items())
+    if size <= METADATA_MAX_BYTES:
+        return metadata
+    flag = ("final-url-cut", "true")
+    room = METADATA_MAX_BYTES - (size - len(metadata["final-url"])) - sum(map(len, flag))
+    cut = metadata["final-url"][: max(room, 0)]
+    cut = cut[: cut.rfind("%")] if "%" in cut[-2:] else cut  # no half of an escape
+    return {**metadata, "final-url": cut, flag[0]: flag[1]}
 
 
 def _body(key: str, feed: Feed, meta: dict[str, str], content: bytes) -> RawBody:

@@ -5,21 +5,24 @@ outlet's breaker, so one Query reads everything about an outlet; ``pk = "host#<h
 and ``sk = "host"`` for a host the extractor fetches pages from (``newsdesk.core.hosts``).
 Attributes are the records' fields by name: numbers as ``N``, flags as ``BOOL``, times and
 text as ``S`` (times as ``newsdesk.core.times`` writes them); a field that is ``None`` is left
-out. Items written by any earlier release decode (tests/test_compatibility.py holds some).
+out. A record's breaker (``newsdesk.core.breaker``) is its fields among the record's, named as
+the items had them before it was one value (``BREAKER_ATTRIBUTES``). Items written by any
+earlier release decode (tests/test_compatibility.py holds some).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import fields
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from newsdesk.core.breaker import BREAKER_CLOSED, Breaker
 from newsdesk.core.errors import StateError
 from newsdesk.core.hosts import HostState
-from newsdesk.core.schedule import BREAKER_CLOSED, FeedState, OutletState
+from newsdesk.core.schedule import FeedState, OutletState
 from newsdesk.core.times import format_time, parse_time
 
 if TYPE_CHECKING:
@@ -30,6 +33,21 @@ HOST_SK = "host"
 R = TypeVar("R", FeedState, OutletState, HostState)
 # An outlet's breaker and its feeds' records by URL.
 OutletRecords = tuple[OutletState, dict[str, FeedState]]
+# A breaker's fields and the attributes that hold them: an outlet's failures are counted within
+# one message and not stored; a host's are its pages failed in a row.
+_BREAKER = {
+    "state": "breaker",
+    "trips": "trips",
+    "opened_at": "opened_at",
+    "open_until": "open_until",
+}
+BREAKER_ATTRIBUTES: dict[type[Any], dict[str, str]] = {
+    OutletState: _BREAKER,
+    HostState: {**_BREAKER, "failures": "consecutive_failures"},
+}
+
+# The fields' types, for decoding (a time is stored as text).
+_TYPES = {kind: get_type_hints(kind) for kind in (FeedState, OutletState, HostState, Breaker)}
 
 
 def outlet_key(source: str) -> str:
@@ -53,36 +71,55 @@ def keys_of(record: FeedState | OutletState | HostState) -> dict[str, Any]:
 
 def to_item(record: FeedState | OutletState | HostState) -> dict[str, Any]:
     item = keys_of(record)
-    for f in fields(record):
-        value = getattr(record, f.name)
+    for name, value in _attributes(record):
         if value is None:
             continue
         if isinstance(value, bool):
-            item[f.name] = {"BOOL": value}
+            item[name] = {"BOOL": value}
         elif isinstance(value, int):
-            item[f.name] = {"N": str(value)}
+            item[name] = {"N": str(value)}
         elif isinstance(value, datetime):
-            item[f.name] = {"S": format_time(value)}
+            item[name] = {"S": format_time(value)}
         else:
-            item[f.name] = {"S": str(value)}
+            item[name] = {"S": str(value)}
     return item
 
 
 def from_item(kind: type[R], item: dict[str, Any]) -> R:
+    values = _values(kind, item, {f.name: f.name for f in fields(kind)})
+    if kind in BREAKER_ATTRIBUTES:
+        values["breaker"] = Breaker(**_values(Breaker, item, BREAKER_ATTRIBUTES[kind]))
+    return kind(**values)
+
+
+def _attributes(record: FeedState | OutletState | HostState) -> Iterator[tuple[str, Any]]:
+    """The record's attributes by name, its breaker's among them."""
+    for f in fields(record):
+        value = getattr(record, f.name)
+        if isinstance(value, Breaker):
+            for name, attribute in BREAKER_ATTRIBUTES[type(record)].items():
+                yield attribute, getattr(value, name)
+        else:
+            yield f.name, value
+
+
+def _values(kind: type[Any], item: dict[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+    """``kind``'s fields (by ``names``: field to attribute) that ``item`` has, decoded."""
+    types = _TYPES[kind]
     values: dict[str, Any] = {}
-    for f in fields(kind):
-        attribute = item.get(f.name)
-        if attribute is None:
+    for name, attribute_name in names.items():
+        attribute = item.get(attribute_name)
+        if attribute is None or types[name] is Breaker:
             continue
         if "N" in attribute:
-            values[f.name] = int(attribute["N"])
+            values[name] = int(attribute["N"])
         elif "BOOL" in attribute:
-            values[f.name] = attribute["BOOL"]
-        elif "datetime" in str(f.type):
-            values[f.name] = parse_time(attribute["S"])
+            values[name] = attribute["BOOL"]
+        elif "datetime" in str(types[name]):
+            values[name] = parse_time(attribute["S"])
         else:
-            values[f.name] = attribute["S"]
-    return kind(**values)
+            values[name] = attribute["S"]
+    return values
 
 
 def records(
@@ -180,7 +217,7 @@ class StateTable:
             raise StateError(f"cannot read the state table {self._table}: {e}") from e
 
     def close_breaker(self, source: str) -> None:
-        """``OutletState.closed`` on the stored item, if there is one, and nothing else of it:
+        """``Breaker.closed`` on the outlet's stored item, if there is one, and nothing else of it:
         an update, so that a worker's write at the same moment is not undone."""
         self._update(
             source,

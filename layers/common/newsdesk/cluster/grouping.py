@@ -7,12 +7,23 @@ from collections.abc import Sequence
 import numpy as np
 
 from newsdesk.cluster.centroid import HEADLINE_MEAN_FLOOR, WINDOW_SECONDS, centroid_groups
-from newsdesk.cluster.methods import Assignment, Group, Standing, check_method
+from newsdesk.cluster.methods import (
+    DEFAULT_METHOD,
+    DEFAULT_MIN_SIZE,
+    DEFAULT_THRESHOLD,
+    Assignment,
+    Group,
+    Standing,
+    check_method,
+)
 from newsdesk.cluster.seed import seed_groups
 
 
 def cluster_titles(
-    titles: Sequence[str], threshold: float = 0.6, min_size: int = 3, method: str = "seed"
+    titles: Sequence[str],
+    threshold: float = DEFAULT_THRESHOLD,
+    min_size: int = DEFAULT_MIN_SIZE,
+    method: str = DEFAULT_METHOD,
 ) -> list[list[int]]:
     """Groups of indices into ``titles``, ascending, in the order they are found. ``method``
     is one of ``METHODS``; each has its recommended threshold in ``DEFAULT_THRESHOLDS``."""
@@ -21,10 +32,10 @@ def cluster_titles(
 
 def find_groups(
     titles: Sequence[str],
-    threshold: float = 0.6,
-    min_size: int = 3,
+    threshold: float = DEFAULT_THRESHOLD,
+    min_size: int = DEFAULT_MIN_SIZE,
     taken: Sequence[bool] | None = None,
-    method: str = "seed",
+    method: str = DEFAULT_METHOD,
     times: Sequence[float] | None = None,
 ) -> list[Group]:
     """``taken`` marks titles that count for the vectors (their words shape the seed's IDF) but are
@@ -35,10 +46,10 @@ def find_groups(
 
 def assign(
     titles: Sequence[str],
-    threshold: float = 0.6,
-    min_size: int = 3,
+    threshold: float = DEFAULT_THRESHOLD,
+    min_size: int = DEFAULT_MIN_SIZE,
     taken: Sequence[bool] | None = None,
-    method: str = "seed",
+    method: str = DEFAULT_METHOD,
     times: Sequence[float] | None = None,
     standing: Standing | None = None,
     idle_seconds: float = WINDOW_SECONDS,
@@ -49,15 +60,8 @@ def assign(
     if min_size < 1:
         raise ValueError("min_size must be at least 1")
     check_method(method)
-    n = len(titles)
-    is_taken = np.zeros(n, dtype=bool) if taken is None else np.array(taken, dtype=bool)
-    if is_taken.shape != (n,):
-        raise ValueError("taken must have one flag per title")
-    if standing is not None:
-        if len(standing.issue_of) != n:
-            raise ValueError("standing must name one issue (or -1) per title")
-        is_taken |= np.asarray(standing.issue_of) >= 0
-    if n == 0:
+    is_taken = _taken(len(titles), taken, standing)
+    if len(titles) == 0:
         return Assignment([])
     if method == "centroid":
         return centroid_groups(titles, threshold, min_size, is_taken, times, standing, idle_seconds)
@@ -74,3 +78,15 @@ def assign(
             mean_floor=HEADLINE_MEAN_FLOOR,
         )
     return seed_groups(titles, threshold, min_size, is_taken, standing)
+
+
+def _taken(n: int, taken: Sequence[bool] | None, standing: Standing | None) -> np.ndarray:
+    """One flag per title: taken, or in an issue of ``standing``."""
+    is_taken = np.zeros(n, dtype=bool) if taken is None else np.array(taken, dtype=bool)
+    if is_taken.shape != (n,):
+        raise ValueError("taken must have one flag per title")
+    if standing is not None:
+        if len(standing.issue_of) != n:
+            raise ValueError("standing must name one issue (or -1) per title")
+        is_taken |= np.asarray(standing.issue_of) >= 0
+    return is_taken

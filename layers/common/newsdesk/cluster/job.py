@@ -22,8 +22,14 @@ from typing import Any
 from aws_lambda_powertools import Logger
 
 from newsdesk.cluster.grouping import assign
-from newsdesk.cluster.methods import Standing, threshold_for
-from newsdesk.core.settings import Settings
+from newsdesk.cluster.methods import (
+    DEFAULT_METHOD,
+    DEFAULT_MIN_SIZE,
+    DEFAULT_THRESHOLD,
+    Standing,
+    threshold_for,
+)
+from newsdesk.core.settings import ClusterSettings, Settings
 from newsdesk.core.times import utc_now
 from newsdesk.storage.database import Database
 from newsdesk.storage.issues import (
@@ -42,18 +48,21 @@ logger = Logger(child=True)
 
 @dataclass(frozen=True)
 class ClusterPolicy:
-    method: str = "seed"
-    threshold: float = 0.60
-    min_size: int = 3
-    window_hours: float = 24.0
+    """The cluster stage's settings as the job takes them; unset, each is its setting's default
+    (core.settings.cluster), but ``pending_wait``."""
+
+    method: str = DEFAULT_METHOD
+    threshold: float = DEFAULT_THRESHOLD
+    min_size: int = DEFAULT_MIN_SIZE
+    window_hours: float = ClusterSettings.cluster_window_hours
     # Copies (of an article's text, issue 14) take part as any article, counting toward the
     # minimum size; by default they only join their original's issue.
-    copies_count: bool = False
+    copies_count: bool = ClusterSettings.cluster_copies_count
     # How long an article waits for its extraction before it is clustered without (None:
     # never waits).
     pending_wait: timedelta | None = None
     # An issue without a new article for this long closes (and takes no more).
-    idle: timedelta = timedelta(hours=12)
+    idle: timedelta = timedelta(hours=ClusterSettings.issue_idle_hours)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ClusterPolicy:

@@ -6,10 +6,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-# Each method's threshold, chosen by a sweep on the labelled UCI sample
-# (benchmarks/cluster_quality.py --sweep); the seed's is the seed's.
-DEFAULT_THRESHOLDS = {"seed": 0.60, "centroid": 0.30, "headline": 0.30}
-METHODS = tuple(DEFAULT_THRESHOLDS)
+from newsdesk.core.settings import CLUSTER_METHODS, METHOD_THRESHOLDS, ClusterSettings
+
+# Each method's threshold, declared with the cluster stage's settings (core.settings.cluster,
+# which sits below the stages and validates CLUSTER_METHOD).
+DEFAULT_THRESHOLDS = METHOD_THRESHOLDS
+METHODS = CLUSTER_METHODS
+# What the functions below use when not told: CLUSTER_METHOD's default, its threshold and
+# CLUSTER_MIN_SIZE's default.
+DEFAULT_METHOD = ClusterSettings.cluster_method
+DEFAULT_THRESHOLD = DEFAULT_THRESHOLDS[DEFAULT_METHOD]
+DEFAULT_MIN_SIZE = ClusterSettings.cluster_min_size
 
 
 @dataclass(frozen=True)

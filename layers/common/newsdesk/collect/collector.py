@@ -1,7 +1,8 @@
 """One outlet's share of a round: its due feeds in order, fetched (conditionally), parsed,
-filtered, de-duplicated and stored, with the in-message breaker, the outlet's remembered
-breaker and each feed's schedule. Feed failures are recorded and counted; store and state
-failures raise so that the SQS record fails and is retried."""
+filtered, de-duplicated and stored, with the outlet's breaker (``core.breaker``: the feeds
+failed in this message trip it, its cool-down skips the outlet) and each feed's schedule.
+Feed failures are recorded and counted; store and state failures raise so that the SQS record
+fails and is retried."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from aws_lambda_powertools import Logger
 
 from newsdesk.aws.raw import RawStore
 from newsdesk.aws.state_table import StateTable
-from newsdesk.collect.fetch import FetchPolicy, exception_chain, fetch
+from newsdesk.collect.fetch import FetchPolicy, exception_chain, fetch, loggable_url
 from newsdesk.collect.parse import ParsedFeed, fits_a_key, parse_feed
 from newsdesk.collect.photo import PhotoFilter
 from newsdesk.collect.response import (
@@ -27,6 +28,8 @@ from newsdesk.collect.response import (
     validators,
 )
 from newsdesk.collect.urls import canonical_url
+from newsdesk.core.breaker import BREAKER_HALF_OPEN, BREAKER_OPEN, BreakerPolicy
+from newsdesk.core.entry import Entry
 from newsdesk.core.errors import FeedError, FeedReadError, HTTPStatusError, NewsdeskError
 from newsdesk.core.fetched import FetchResult
 from newsdesk.core.messages import OutletMessage
@@ -38,15 +41,7 @@ from newsdesk.core.report import (
     FeedReport,
     OutletReport,
 )
-from newsdesk.core.schedule import (
-    BREAKER_HALF_OPEN,
-    BREAKER_OPEN,
-    BreakerPolicy,
-    FeedState,
-    OutletBreaker,
-    OutletState,
-    SchedulePolicy,
-)
+from newsdesk.core.schedule import FeedState, OutletState, SchedulePolicy
 from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Feed
 from newsdesk.core.times import format_time, utc_now
@@ -157,16 +152,11 @@ class OutletCollector:
             report.stale = True
             return report
         outlet, feed_states = self._states.outlet(message.outlet.name)
-        mode = outlet.breaker_at(message.scheduled_at)
+        mode = outlet.breaker.state_at(message.scheduled_at)
         if mode == BREAKER_OPEN:
             self._skip_cooling(message, outlet, report)
             return report
-        run = _Run(
-            message,
-            outlet,
-            OutletBreaker(self._policy.max_failures),
-            probing=mode == BREAKER_HALF_OPEN,
-        )
+        run = _Run(message, outlet, probing=mode == BREAKER_HALF_OPEN)
         for feed in message.outlet.feeds:
             feed_report = FeedReport(feed.source, feed.category, feed.url)
             report.feeds.append(feed_report)
@@ -192,13 +182,13 @@ class OutletCollector:
             extra={
                 "outlet": outlet.source,
                 "breaker": BREAKER_OPEN,
-                "open_until": format_time(outlet.open_until or message.scheduled_at),
+                "open_until": format_time(outlet.breaker.open_until or message.scheduled_at),
             },
         )
         report.cooling_down(
             [(f.category, f.url) for f in message.outlet.feeds],
-            format_time(outlet.open_until or message.scheduled_at),
-            outlet.trips,
+            format_time(outlet.breaker.open_until or message.scheduled_at),
+            outlet.breaker.trips,
         )
 
     def _visit(
@@ -210,10 +200,10 @@ class OutletCollector:
         report: OutletReport,
     ) -> None:
         """One feed of the message: skipped, not due, or collected and its state saved."""
-        if run.breaker.is_open:
+        at = run.message.scheduled_at
+        if run.outlet.breaker.state_at(at) == BREAKER_OPEN:  # it tripped in this message
             logger.info("feed skipped: outlet breaker open", extra=_keys(feed))
             return
-        at = run.message.scheduled_at
         state = state or FeedState(feed.source, feed.url)
         if not (run.message.ignore_schedule or state.is_due(at)):
             feed_report.status = FEED_NOT_DUE
@@ -227,36 +217,36 @@ class OutletCollector:
         self._after_feed(ok, run, report)
 
     def _after_feed(self, ok: bool, run: _Run, report: OutletReport) -> None:
-        outlet = run.outlet
-        if not ok:
-            run.breaker.record_failure()
-        if run.probing:
-            run.probing = False
-            if ok:
-                outlet.closed()
-                logger.info(
-                    "outlet breaker closed after a half-open probe", extra={"outlet": outlet.source}
-                )
-                self._states.save(outlet)
-            else:
-                run.breaker.open()  # skip the rest
-                self._trip(run, report, "half-open probe failed; outlet breaker re-opened")
-        elif not ok and run.breaker.is_open:
-            self._trip(run, report, "outlet breaker open: skipping the outlet's remaining feeds")
+        """A feed that worked closes a half-open breaker (and otherwise leaves the count: the
+        message's failures are counted cumulatively); one that failed counts, and may trip it."""
+        outlet, probing = run.outlet, run.probing
+        run.probing = False
+        if ok and probing:
+            outlet.breaker.succeeded()
+            logger.info(
+                "outlet breaker closed after a half-open probe", extra={"outlet": outlet.source}
+            )
+            self._states.save(outlet)
+        elif not ok:
+            breaker, at = outlet.breaker, run.message.scheduled_at
+            if breaker.failed(at, self._policy.max_failures, self._policy.breaker):
+                self._trip(run, report, probing)
 
-    def _trip(self, run: _Run, report: OutletReport, message: str) -> None:
-        at, outlet = run.message.scheduled_at, run.outlet
-        outlet.tripped(at, self._policy.breaker)
+    def _trip(self, run: _Run, report: OutletReport, probing: bool) -> None:
+        at, outlet, breaker = run.message.scheduled_at, run.outlet, run.outlet.breaker
         report.breaker_tripped = True
-        report.open_until, report.trips = format_time(outlet.open_until or at), outlet.trips
+        report.open_until, report.trips = format_time(breaker.open_until or at), breaker.trips
         logger.warning(
-            message,
+            "half-open probe failed; outlet breaker re-opened"
+            if probing
+            else "outlet breaker open: skipping the outlet's remaining feeds",
             extra={
                 "outlet": outlet.source,
                 "breaker": BREAKER_OPEN,  # every line of an open breaker has it (a rule counts)
-                "failures": run.breaker.failures,
-                "open_until": format_time(outlet.open_until or at),
-                "trips": outlet.trips,
+                # a failed probe counts as the whole allowance
+                "failures": max(breaker.failures, self._policy.max_failures),
+                "open_until": format_time(breaker.open_until or at),
+                "trips": breaker.trips,
             },
         )
         self._states.save(outlet)
@@ -288,7 +278,9 @@ class OutletCollector:
                 # and, outside reading_feed, a raw-layer fault fails the record
                 _, report.raw_stored = self._raw.put(feed, fetched, self._clock())
             with reading_feed(feed):
-                parsed = parse_feed(fetched.content, fetched.content_type, fetched.url)
+                parsed = parse_feed(
+                    fetched.content, fetched.content_type, fetched.url, headers=fetched.headers
+                )
         except FeedError as e:
             self._feed_failed(feed, state, report, at, e, time.monotonic() - started)
             return False
@@ -373,6 +365,8 @@ _LOGGED_COUNTS = (
     "too_old",
     "undated",
     "with_replacement_char",
+    "truncated",
+    "unstorable",
 )
 
 
@@ -394,32 +388,44 @@ def store_entries(
     report.entries_seen = len(parsed.entries) + parsed.entries_without_link
     report.without_link = parsed.entries_without_link  # or without one that can be stored
     oldest = (fetched_at or seen_at) - entry_filter.max_age
-    fresh: list[Article] = []
-    for entry in parsed.entries:
-        if REPLACEMENT_CHARACTER in entry.title or REPLACEMENT_CHARACTER in entry.summary:
-            report.with_replacement_char += 1
-        if entry.published_at is None:
-            report.undated += 1
-        elif entry.published_at < oldest:
-            report.too_old += 1
-            continue
-        if entry_filter.photo.is_photo(entry.title):
-            report.photo_filtered += 1
-            continue
-        canonical = canonical_url(entry.link)
-        if not fits_a_key(canonical):  # percent-encoding made it too long to index
-            report.without_link += 1
-            continue
-        if canonical in seen:  # in another feed of this outlet, or twice in this one
-            report.duplicate_in_message += 1
-            continue
-        seen.add(canonical)
-        fresh.append(Article(entry, canonical))
+    fresh = [
+        article
+        for entry in parsed.entries
+        if (article := _to_store(entry, report, seen, entry_filter, oldest)) is not None
+    ]
     stored = articles.insert_articles(
         feed.source, feed.category, fresh, seen_at, entry_filter.outbox(feed), revise
     )
     report.new, report.revised = stored.inserted, stored.revised
+    report.truncated, report.unstorable = stored.truncated, stored.unstorable
     report.duplicate_url, report.duplicate_guid = stored.duplicate_url, stored.duplicate_guid
+
+
+def _to_store(
+    entry: Entry, report: FeedReport, seen: set[str], entry_filter: EntryFilter, oldest: datetime
+) -> Article | None:
+    """``entry`` as an article to store, or None when it is left out (and counted in
+    ``report``): published before ``oldest``, photo news, a link too long to index, or a link
+    this pass has met (``seen``, which it joins)."""
+    if REPLACEMENT_CHARACTER in entry.title or REPLACEMENT_CHARACTER in entry.summary:
+        report.with_replacement_char += 1
+    if entry.published_at is None:
+        report.undated += 1
+    elif entry.published_at < oldest:
+        report.too_old += 1
+        return None
+    if entry_filter.photo.is_photo(entry.title):
+        report.photo_filtered += 1
+        return None
+    canonical = canonical_url(entry.link)
+    if not fits_a_key(canonical):  # percent-encoding made it too long to index
+        report.without_link += 1
+        return None
+    if canonical in seen:  # in another feed of this outlet, or twice in this one
+        report.duplicate_in_message += 1
+        return None
+    seen.add(canonical)
+    return Article(entry, canonical)
 
 
 @dataclass
@@ -427,9 +433,8 @@ class _Run:
     """What one message's pass keeps between feeds."""
 
     message: OutletMessage
-    outlet: OutletState
-    breaker: OutletBreaker
-    probing: bool
+    outlet: OutletState  # its breaker counts the message's failed feeds
+    probing: bool  # the first feed asked is a half-open breaker's probe
     requested: bool = False
 
     def __post_init__(self) -> None:
@@ -441,4 +446,4 @@ def _cache_floor(fetched: FetchResult) -> float:
 
 
 def _keys(feed: Feed) -> dict[str, str]:
-    return {"outlet": feed.source, "feed": feed.url, "category": feed.category}
+    return {"outlet": feed.source, "feed": loggable_url(feed.url), "category": feed.category}

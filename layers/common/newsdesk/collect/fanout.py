@@ -1,6 +1,6 @@
-"""The fan-out: one SQS message per outlet, sent ten to a SendMessageBatch call. Entries SQS
-failed on its side are sent again; what still fails raises, so the schedule retries the run
-(a message sent twice is harmless: the worker is idempotent).
+"""The fan-out: one message per outlet on the outlet queue (``newsdesk.aws.outlet_queue``,
+which sends again what SQS failed on its side and raises on what still fails, so the schedule
+retries the run).
 
 Before sending, it reads every outlet's records: those whose breaker is open are skipped, and
 those silent (no successful feed for OUTLET_SILENT_HOURS, ``core.schedule.silence``) are
@@ -9,35 +9,22 @@ counted (metric ``SilentOutlets``) and named, one log line each, as are the skip
 from __future__ import annotations
 
 import dataclasses
-import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aws_lambda_powertools import Logger
-from botocore.exceptions import BotoCoreError, ClientError
 
+from newsdesk.aws.outlet_queue import OutletQueue
 from newsdesk.aws.state_table import OutletRecords, StateTable
-from newsdesk.core.errors import FanOutError
+from newsdesk.core.breaker import BREAKER_OPEN
 from newsdesk.core.messages import OutletMessage
-from newsdesk.core.schedule import (
-    BREAKER_OPEN,
-    Silence,
-    SilencePolicy,
-    open_breakers,
-    silence,
-)
+from newsdesk.core.schedule import Silence, SilencePolicy, open_breakers, silence
 from newsdesk.core.sources import Feed, Outlet, group_by_outlet
 from newsdesk.core.times import format_time
 
-if TYPE_CHECKING:
-    from mypy_boto3_sqs import SQSClient
-
 logger = Logger(child=True)
-
-BATCH_SIZE = 10
-ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -70,11 +57,9 @@ class FanOutResult:
 def fan_out_round(
     feeds: Sequence[Feed],
     scheduled_at: datetime,
-    sqs: SQSClient,
-    queue_url: str,
+    queue: OutletQueue,
     states: StateTable,
     ignore_schedule: bool = False,
-    sleep: Callable[[float], None] = time.sleep,
     silence_policy: SilencePolicy | None = None,
 ) -> FanOutResult:
     """A round: a message for every outlet but those whose breaker is open at
@@ -85,7 +70,7 @@ def fan_out_round(
     skip = open_breakers({name: outlet for name, (outlet, _) in records.items()}, scheduled_at)
     cooling: list[dict[str, Any]] = []  # the round's report lists them as cooling down
     for name in sorted(skip):
-        breaker = records[name][0]
+        breaker = records[name][0].breaker
         open_until = format_time(breaker.open_until or scheduled_at)
         logger.info(
             "outlet skipped: breaker open",
@@ -96,9 +81,7 @@ def fan_out_round(
     result = fan_out(
         feeds,
         scheduled_at,
-        sqs,
-        queue_url,
-        sleep=sleep,
+        queue,
         skip=skip,
         ignore_schedule=ignore_schedule,
         outlets_silent=len(silent),
@@ -139,9 +122,7 @@ def silent_outlets(
 def fan_out(
     feeds: Sequence[Feed],
     scheduled_at: datetime,
-    sqs: SQSClient,
-    queue_url: str,
-    sleep: Callable[[float], None] = time.sleep,
+    queue: OutletQueue,
     skip: Collection[str] = (),
     ignore_schedule: bool = False,
     outlets_silent: int = 0,
@@ -154,47 +135,15 @@ def fan_out(
         for outlet in outlets
         if outlet.name not in skip
     ]
-    batches = retried = 0
-    for start in range(0, len(messages), BATCH_SIZE):
-        chunk = messages[start : start + BATCH_SIZE]
-        pending = {str(start + i): m.to_json() for i, m in enumerate(chunk)}
-        for attempt in range(1, ATTEMPTS + 1):
-            batches += 1
-            failed = _send_batch(sqs, queue_url, pending)
-            if not failed:
-                break
-            retryable = {id_: pending[id_] for id_, f in failed.items() if not f["SenderFault"]}
-            if len(retryable) < len(failed) or attempt == ATTEMPTS:
-                raise FanOutError(_describe(failed, pending))
-            retried += len(retryable)
-            logger.warning("sqs refused some messages; retrying", extra={"failed": len(failed)})
-            pending = retryable
-            sleep(0.2 * 2**attempt)
+    delivered = queue.send(messages)
     result = FanOutResult(
         outlets=len(outlets),
         feeds=len(feeds),
         messages_sent=len(messages),
-        batches=batches,
-        retried=retried,
+        batches=delivered.batches,
+        retried=delivered.retried,
         outlets_skipped_open=len(outlets) - len(messages),
         outlets_silent=outlets_silent,
     )
     logger.info("outlets fanned out", extra=result.as_dict())
     return result
-
-
-def _send_batch(sqs: SQSClient, queue_url: str, pending: dict[str, str]) -> dict[str, Any]:
-    try:
-        response = sqs.send_message_batch(
-            QueueUrl=queue_url,
-            Entries=[{"Id": id_, "MessageBody": body} for id_, body in pending.items()],
-        )
-    except (BotoCoreError, ClientError) as e:
-        raise FanOutError(f"SendMessageBatch failed: {e}") from e
-    return {f["Id"]: f for f in response.get("Failed", [])}
-
-
-def _describe(failed: dict[str, Any], pending: dict[str, str]) -> str:
-    outlets = [OutletMessage.from_json(pending[id_]).outlet.name for id_ in failed]
-    codes = sorted({f["Code"] for f in failed.values()})
-    return f"SQS refused messages for {', '.join(outlets)} ({', '.join(codes)})"

@@ -1,12 +1,20 @@
-"""HTTP for feeds: one deadline for the whole download, a size cap, and a private-network guard.
+"""HTTP for feeds and pages: one deadline from the first DNS query to the last byte, across
+redirects; a size cap; and a private-network guard.
 
 ``requests`` only bounds each socket operation, so a server that trickles one byte a second
-never times out. Here every socket a fetch opens is watched by a timer that shuts it down at the
-fetch's deadline, whatever phase (TLS, headers, body) it is in.
+never times out, and it gives every connection attempt the whole timeout (five unreachable
+addresses took five times it). Here each step of a fetch is given what is left of the one
+deadline: the name's resolution (in a thread the fetch stops waiting for), each address's
+connection attempt in turn, each redirect's request; and every socket a fetch opens is watched
+by a timer that shuts it down at the deadline, whatever phase (TLS, headers, body) it is in.
+A fetch that runs out of time says which steps it took with how much time left
+(``FetchError.steps``).
 
-The guard checks the address a connection actually reached, after connecting and before any
-byte is sent. That covers redirects and DNS rebinding alike; the cost is one TCP handshake with
-a refused address.
+The guard judges every address a name resolves to (``newsdesk.collect.addresses``) before any
+connection is attempted, and connects only to the addresses it judged: a refused address is
+never sent a SYN (so no answer tells an open port from a closed one), and DNS rebinding finds
+nothing to rebind. Each redirect is a request of its own, through the same guard; a redirect's
+body is never read (``requests`` would read and decompress it whole, however large).
 
 A failure is said in words (``DNS lookup failed for www.yna.co.kr``, ``timed out after 10 s``):
 the ``FetchError``'s message is what a terminal line and the feed's state carry, its ``kind``
@@ -20,6 +28,7 @@ import errno
 import http.client
 import ipaddress
 import os
+import re
 import socket
 import ssl
 import threading
@@ -28,14 +37,17 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import requests
 import urllib3.exceptions
 from requests.adapters import HTTPAdapter
+from requests.cookies import extract_cookies_to_jar
+from requests.utils import requote_uri
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from newsdesk.collect.addresses import describe_blocked, is_blocked_address
 from newsdesk.core.errors import (
     BlockedAddressError,
     FetchError,
@@ -46,14 +58,21 @@ from newsdesk.core.errors import (
 from newsdesk.core.fetched import FetchResult
 from newsdesk.core.settings import Settings
 
+__all__ = [
+    "FetchPolicy",
+    "describe_blocked",
+    "exception_chain",
+    "fetch",
+    "is_blocked_address",
+    "loggable_url",
+]
+
 CHUNK_BYTES = 16 * 1024
 MAX_REDIRECTS = 5
 DETAIL_CHARS = 4000
-# The instance metadata service, by its IPv4 and IPv6 addresses.
-METADATA_ADDRESSES = {ipaddress.ip_address(a) for a in ("169.254.169.254", "fd00:ec2::254")}
-RFC1918_AND_ULA = tuple(
-    ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")
-)
+_QUERY = re.compile(r"\?[^\s'\"()<>]+")
+LOGGED_PATH_CHARS = 300  # of a URL's path, in a log line
+_UNREACHABLE = (errno.ENETUNREACH, errno.EHOSTUNREACH)  # an OSError's errno: no route
 
 
 @dataclass(frozen=True)
@@ -81,64 +100,99 @@ class FetchPolicy:
         return replace(self, user_agent=user_agent) if user_agent else self
 
 
-def _address(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    return ip
-
-
-def is_blocked_address(address: str) -> bool:
-    """True for anything but a public unicast address: loopback, private, link-local (the
-    instance metadata service), shared, reserved, multicast, unspecified."""
-    ip = _address(address)
-    return not ip.is_global or ip.is_multicast
-
-
-def describe_blocked(address: str) -> str:
-    """Why ``address`` is refused, in words, and the setting that allows it."""
-    ip = _address(address)
-    if ip.is_loopback:
-        kind = "a loopback address"
-    elif ip.is_unspecified:
-        kind = "an unspecified address"
-    elif ip.is_multicast:
-        kind = "a multicast address"
-    elif ip.is_link_local:
-        kind = "a link-local address"
-    elif any(ip in network for network in RFC1918_AND_ULA):
-        kind = "a private address"
-    elif ip in ipaddress.ip_network("100.64.0.0/10"):
-        kind = "a shared (carrier-grade NAT) address"
-    else:
-        kind = "a reserved address"
-    if ip in METADATA_ADDRESSES:
-        kind += " (the instance metadata service)"
-    return f"refused {address}: {kind} (set FETCH_ALLOW_PRIVATE_NETWORKS=true for local feeds)"
+Address = tuple[int, tuple[Any, ...]]  # (family, sockaddr), as getaddrinfo gives them
 
 
 class _Watch:
-    """The per-fetch deadline and guard, seen by every connection the fetch opens."""
+    """The per-fetch deadline and guard, seen by every step and connection the fetch takes."""
 
     def __init__(self, policy: FetchPolicy) -> None:
         self.policy = policy
         self.deadline = time.monotonic() + policy.timeout_seconds
         self.expired = False
+        self.steps: list[tuple[str, float]] = []  # (what, seconds left when it began)
         self._timers: list[threading.Timer] = []
 
     def remaining(self) -> float:
-        return max(0.001, self.deadline - time.monotonic())
+        return self.deadline - time.monotonic()
 
-    def connected(self, sock: socket.socket) -> None:
-        if not self.policy.allow_private_networks:
-            peer = sock.getpeername()[0]
-            if is_blocked_address(peer):
+    def budget(self, step: str) -> float:
+        """The time left for ``step``, recorded; the fetch's timeout when none is left."""
+        left = self.remaining()
+        self.steps.append((step, round(max(left, 0.0), 3)))
+        if left <= 0:
+            raise self.timeout()
+        return left
+
+    def timeout(self, detail: str = "") -> FetchTimeoutError:
+        self.expired = True
+        taken = "; ".join(f"{step} ({left:.3f} s left)" for step, left in self.steps)
+        detail = f"{detail} <- steps: {taken}" if detail else f"steps: {taken}"
+        return FetchTimeoutError(
+            _timeout_message(self.policy), detail=detail, steps=tuple(self.steps)
+        )
+
+    def resolve(self, host: str, port: int) -> list[Address]:
+        """The addresses ``host`` resolves to, within the deadline. The system resolver cannot
+        be interrupted: it runs in a thread of its own, which the fetch stops waiting for."""
+        numeric = _numeric(host, port)
+        if numeric is not None:
+            return numeric
+        budget = self.budget(f"resolve {host}")
+        found: list[Address] = []
+        failed: list[BaseException] = []
+        done = threading.Event()
+
+        def lookup() -> None:
+            try:
+                answers = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+                found.extend((family, address) for family, _, _, _, address in answers)
+            except OSError as e:
+                failed.append(e)
+            finally:
+                done.set()
+
+        threading.Thread(target=lookup, name="newsdesk-resolve", daemon=True).start()
+        if not done.wait(budget):
+            raise self.timeout(f"no answer for {host} within the deadline")
+        if failed:
+            raise failed[0]
+        return found
+
+    def guard(self, addresses: list[Address]) -> None:
+        """Refuse the fetch if any address is not public, before any is connected to."""
+        if self.policy.allow_private_networks:
+            return
+        for _, sockaddr in addresses:
+            if is_blocked_address(sockaddr[0]):
+                raise BlockedAddressError(describe_blocked(sockaddr[0]))
+
+    def connect(self, addresses: list[Address], options: Any) -> socket.socket:
+        """A socket connected to the first of ``addresses`` that answers, each attempt given
+        what is left of the deadline; it is cut at the deadline from then on."""
+        failure: OSError | None = None
+        for family, sockaddr in addresses:
+            budget = self.budget(f"connect {_endpoint(sockaddr)}")
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                for option in options or ():
+                    sock.setsockopt(*option)
+                sock.settimeout(budget)
+                sock.connect(sockaddr)
+            except OSError as e:
                 sock.close()
-                raise BlockedAddressError(describe_blocked(peer))
-        timer = threading.Timer(self.remaining(), self._cut, (sock,))
-        timer.daemon = True
-        timer.start()
-        self._timers.append(timer)
+                failure = e
+                continue
+            timer = threading.Timer(max(self.remaining(), 0.001), self._cut, (sock,))
+            timer.daemon = True
+            timer.start()
+            self._timers.append(timer)
+            return sock
+        if failure is None:
+            raise OSError(errno.EADDRNOTAVAIL, "the name resolved to no address")
+        if isinstance(failure, TimeoutError) and self.remaining() <= 0:
+            raise self.timeout(f"{type(failure).__name__}: {failure}")
+        raise failure
 
     def _cut(self, sock: socket.socket) -> None:
         self.expired = True
@@ -150,16 +204,46 @@ class _Watch:
             timer.cancel()
 
 
+def _numeric(host: str, port: int) -> list[Address] | None:
+    """An address literal as getaddrinfo would give it, without asking a resolver."""
+    try:
+        ipaddress.ip_address(host.split("%", 1)[0])
+        answers = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST
+        )
+    except (ValueError, OSError):
+        return None
+    return [(family, address) for family, _, _, _, address in answers]
+
+
+def _endpoint(sockaddr: tuple[Any, ...]) -> str:
+    host = str(sockaddr[0])
+    return f"[{host}]:{sockaddr[1]}" if ":" in host else f"{host}:{sockaddr[1]}"
+
+
 _active: ContextVar[_Watch | None] = ContextVar("newsdesk_fetch_watch", default=None)
 
 
 class _WatchedHTTPConnection(HTTPConnection):
     def _new_conn(self) -> socket.socket:
-        sock = super()._new_conn()
         watch = _active.get()
-        if watch is not None:
-            watch.connected(sock)
-        return sock
+        if watch is None:
+            return super()._new_conn()
+        try:
+            addresses = watch.resolve(self._dns_host, self.port)
+        except socket.gaierror as e:
+            raise urllib3.exceptions.NameResolutionError(self.host, self, e) from e
+        watch.guard(addresses)
+        try:
+            return watch.connect(addresses, self.socket_options)
+        except TimeoutError as e:
+            raise urllib3.exceptions.ConnectTimeoutError(
+                self, f"Connection to {self.host} timed out"
+            ) from e
+        except OSError as e:
+            raise urllib3.exceptions.NewConnectionError(
+                self, f"Failed to establish a new connection: {e}"
+            ) from e
 
 
 class _WatchedHTTPSConnection(_WatchedHTTPConnection, HTTPSConnection):
@@ -188,7 +272,6 @@ def _session() -> Iterator[requests.Session]:
     # A session per fetch: a pooled connection from an earlier fetch would escape this one's
     # deadline watch.
     session = requests.Session()
-    session.max_redirects = MAX_REDIRECTS
     session.trust_env = False
     adapter = _WatchedAdapter(max_retries=0)
     session.mount("http://", adapter)
@@ -210,6 +293,31 @@ def fetch(
     comes back as a result with no content); any failure raises a ``FetchError``. With
     ``follow_redirects`` false a redirect is an answer: its status and Location, no body
     (the extractor follows a page's hops itself, each host's robots.txt first)."""
+    headers = _request_headers(policy, etag, last_modified)
+    watch = _Watch(policy)
+    token = _active.set(watch)
+    started = time.monotonic()
+    try:
+        with _session() as session:
+            response = _follow(session, url, headers, watch, follow_redirects)
+            with response:
+                return _result(response, policy, watch, follow_redirects, started)
+    except requests.Timeout as e:
+        raise watch.timeout(exception_chain(e)) from e
+    except requests.RequestException as e:
+        if watch.expired:
+            raise watch.timeout(exception_chain(e)) from e
+        kind, message = in_words(e, url)
+        raise FetchError(message, kind=kind, detail=exception_chain(e)) from e
+    finally:
+        watch.stop()
+        _active.reset(token)
+
+
+def _request_headers(
+    policy: FetchPolicy, etag: str | None, last_modified: str | None
+) -> dict[str, str]:
+    """Who asks (and how to reach them), what it accepts, and the validators it holds."""
     headers = {"User-Agent": policy.user_agent, "Accept-Encoding": "gzip, deflate"}
     if policy.from_address:
         headers["From"] = policy.from_address
@@ -217,45 +325,63 @@ def fetch(
         headers["If-None-Match"] = etag
     if last_modified:
         headers["If-Modified-Since"] = last_modified
-    watch = _Watch(policy)
-    token = _active.set(watch)
-    started = time.monotonic()
-    try:
-        with _session() as session:
-            response = session.get(
-                url,
-                headers=headers,
-                timeout=(watch.remaining(), watch.remaining()),
-                stream=True,
-                allow_redirects=follow_redirects,
+    return headers
+
+
+def _result(
+    response: requests.Response,
+    policy: FetchPolicy,
+    watch: _Watch,
+    follow_redirects: bool,
+    started: float,
+) -> FetchResult:
+    """The answer, its body read within the policy's cap; a status that is not a success, a
+    304 or (when not following) a redirect raises an ``HTTPStatusError``."""
+    status = response.status_code
+    hop = not follow_redirects and response.is_redirect
+    if status != 304 and not 200 <= status < 300 and not hop:
+        raise HTTPStatusError(status, response.url, response.headers.get("Retry-After", ""))
+    empty = status == 304 or hop
+    content = b"" if empty else _read_body(response, policy.max_bytes, watch)
+    return FetchResult(
+        url=response.url,
+        status=status,
+        content=content,
+        headers=dict(response.headers),
+        elapsed_seconds=time.monotonic() - started,
+        wire_bytes=response.raw.tell(),
+    )
+
+
+def _follow(
+    session: requests.Session, url: str, headers: dict[str, str], watch: _Watch, follow: bool
+) -> requests.Response:
+    """The answer at the end of ``url``'s redirects (at most ``MAX_REDIRECTS``; with ``follow``
+    false, the first answer, a redirect included), each hop a request of its own within what
+    is left of the deadline; a redirect's body is left unread."""
+    for hop in range(MAX_REDIRECTS + 1):
+        left = watch.budget(f"request {_where(url)}" if hop == 0 else f"redirect to {_where(url)}")
+        # the adapter's answer as it is: Session.send would read (and decompress) a redirect's
+        # body to prepare the next request, however large
+        request = session.prepare_request(requests.Request("GET", url, headers=headers))
+        response = session.get_adapter(request.url or url).send(
+            request, stream=True, timeout=(left, left), verify=True, proxies={}
+        )
+        # as Session.send keeps a redirect's cookies for the next hop
+        extract_cookies_to_jar(session.cookies, request, response.raw)  # type: ignore[no-untyped-call]
+        target = session.get_redirect_target(response)
+        if target is None or not follow:
+            return response
+        response.close()  # unread: the connection is dropped, not drained
+        if hop == MAX_REDIRECTS:  # said in words by in_words, as requests' own would be
+            raise requests.TooManyRedirects(
+                f"Exceeded {MAX_REDIRECTS} redirects.", response=response
             )
-            with response:
-                status = response.status_code
-                hop = not follow_redirects and response.is_redirect
-                if status != 304 and not 200 <= status < 300 and not hop:
-                    raise HTTPStatusError(
-                        status, response.url, response.headers.get("Retry-After", "")
-                    )
-                empty = status == 304 or hop
-                content = b"" if empty else _read_body(response, policy.max_bytes, watch)
-                return FetchResult(
-                    url=response.url,
-                    status=status,
-                    content=content,
-                    headers=dict(response.headers),
-                    elapsed_seconds=time.monotonic() - started,
-                    wire_bytes=response.raw.tell(),
-                )
-    except requests.Timeout as e:
-        raise FetchTimeoutError(_timeout_message(policy), detail=exception_chain(e)) from e
-    except requests.RequestException as e:
-        if watch.expired:
-            raise FetchTimeoutError(_timeout_message(policy), detail=exception_chain(e)) from e
-        kind, message = in_words(e, url)
-        raise FetchError(message, kind=kind, detail=exception_chain(e)) from e
-    finally:
-        watch.stop()
-        _active.reset(token)
+        try:
+            url = urljoin(response.url, requote_uri(target))
+        except ValueError as e:
+            raise requests.exceptions.InvalidURL(f"redirected to {target!r}") from e
+    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 def _read_body(response: requests.Response, max_bytes: int, watch: _Watch) -> bytes:
@@ -271,7 +397,7 @@ def _read_body(response: requests.Response, max_bytes: int, watch: _Watch) -> by
         if len(body) > max_bytes:
             raise ResponseTooLargeError(f"body is over FETCH_MAX_BYTES ({max_bytes} bytes)")
     if watch.expired:
-        raise FetchTimeoutError(_timeout_message(watch.policy))
+        raise watch.timeout()
     return bytes(body)
 
 
@@ -302,7 +428,29 @@ def _chain(error: BaseException) -> list[BaseException]:
 def exception_chain(error: BaseException) -> str:
     """The whole chain, one exception after another, for the log."""
     parts = [f"{type(e).__module__}.{type(e).__qualname__}: {e}" for e in _chain(error)]
-    return " <- ".join(parts)[:DETAIL_CHARS]
+    return redact_queries(" <- ".join(parts))[:DETAIL_CHARS]
+
+
+def loggable_url(url: str) -> str:
+    """``url`` as a log line may carry it: scheme, host, port and path (at most
+    ``LOGGED_PATH_CHARS`` of it), never credentials or the query string (``?…``)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return redact_queries(url)[:LOGGED_PATH_CHARS]
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    where = f"{host}:{port}" if port else host
+    path = parts.path[:LOGGED_PATH_CHARS] + ("…" if len(parts.path) > LOGGED_PATH_CHARS else "")
+    query = "?…" if parts.query else ""
+    return f"{parts.scheme}://{where}{path}{query}" if parts.scheme else f"{path}{query}"
+
+
+def redact_queries(text: str) -> str:
+    """``text`` with every query string (a token, a session id) replaced by ``?…``: what the
+    log may carry of a URL is its host and path."""
+    return _QUERY.sub("?…", text) if "?" in text else text
 
 
 def _where(url: str) -> str:
@@ -324,45 +472,65 @@ def in_words(error: requests.RequestException, url: str) -> tuple[str, str]:
     failed_url = getattr(request, "url", None) or url  # the hop that failed, after redirects
     where, host = _where(failed_url), urlsplit(failed_url).hostname or failed_url
     chain = _chain(error)
+    return (
+        _request_in_words(error)
+        or _connection_in_words(chain, where, host)
+        or _answer_in_words(error, chain, where)
+        or ("other", f"connection to {where} failed ({type(chain[-1]).__name__})")
+    )
 
-    def has(*kinds: type[BaseException]) -> BaseException | None:
-        return next((e for e in chain if isinstance(e, kinds)), None)
 
+def _request_in_words(error: requests.RequestException) -> tuple[str, str] | None:
+    """A request that could not be made, or went round too many redirects."""
     if isinstance(error, requests.TooManyRedirects):
         return "redirects", f"more than {MAX_REDIRECTS} redirects"
     if isinstance(error, requests.exceptions.InvalidURL | requests.exceptions.MissingSchema):
         return "invalid_url", "not a URL that can be fetched"
     if isinstance(error, requests.exceptions.InvalidSchema):
         return "invalid_url", "not an http or https URL"
-    if has(socket.gaierror, urllib3.exceptions.NameResolutionError):
+    return None
+
+
+def _connection_in_words(
+    chain: list[BaseException], where: str, host: str
+) -> tuple[str, str] | None:
+    """A connection that was not made or not kept: DNS, TLS, refused, closed, reset,
+    unreachable (by the first of these in the error's chain of causes)."""
+    if _first_of(chain, socket.gaierror, urllib3.exceptions.NameResolutionError):
         return "dns", f"DNS lookup failed for {host}"
-    if (certificate := has(ssl.SSLCertVerificationError)) is not None:
+    if (certificate := _first_of(chain, ssl.SSLCertVerificationError)) is not None:
         why = getattr(certificate, "verify_message", "") or "not verified"
         return "tls", f"TLS certificate of {where} not accepted: {why}"
-    if (tls := has(ssl.SSLError)) is not None:
+    if (tls := _first_of(chain, ssl.SSLError)) is not None:
         why = str(getattr(tls, "reason", "") or "").replace("_", " ").lower() or "no reason given"
         return "tls", f"TLS handshake with {where} failed: {why}"
-    if has(ConnectionRefusedError):
+    if _first_of(chain, ConnectionRefusedError):
         return "refused", f"connection refused by {where}"
-    if has(http.client.RemoteDisconnected):  # a ConnectionResetError too: before it
+    if _first_of(chain, http.client.RemoteDisconnected):  # a ConnectionResetError too: before it
         return "closed", f"{where} closed the connection without an answer"
-    if has(ConnectionResetError):
+    if _first_of(chain, ConnectionResetError):
         return "reset", f"connection reset by {where}"
     unreachable = next(
-        (
-            e
-            for e in chain
-            if isinstance(e, OSError) and e.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH)
-        ),
+        (e for e in chain if isinstance(e, OSError) and e.errno in _UNREACHABLE),
         None,
     )
     if isinstance(unreachable, OSError) and unreachable.errno is not None:
         return "unreachable", f"{where} unreachable: {os.strerror(unreachable.errno).lower()}"
+    return None
+
+
+def _answer_in_words(
+    error: requests.RequestException, chain: list[BaseException], where: str
+) -> tuple[str, str] | None:
+    """An answer that broke off, or whose compression could not be undone."""
     if isinstance(error, requests.exceptions.ContentDecodingError):
         return "decoding", f"the compressed answer of {where} could not be decoded"
-    if isinstance(error, requests.exceptions.ChunkedEncodingError) or has(
-        http.client.IncompleteRead, urllib3.exceptions.ProtocolError
+    if isinstance(error, requests.exceptions.ChunkedEncodingError) or _first_of(
+        chain, http.client.IncompleteRead, urllib3.exceptions.ProtocolError
     ):
         return "broken", f"{where} broke off the answer"
-    root = chain[-1]
-    return "other", f"connection to {where} failed ({type(root).__name__})"
+    return None
+
+
+def _first_of(chain: list[BaseException], *kinds: type[BaseException]) -> BaseException | None:
+    return next((e for e in chain if isinstance(e, kinds)), None)

@@ -48,7 +48,9 @@ def reparse(
         report = FeedReport(feed.source, feed.category, feed.url)
         try:
             with reading_feed(feed):
-                parsed = parse_feed(body.content, body.content_type, body.final_url)
+                parsed = parse_feed(
+                    body.content, body.content_type, body.final_url, headers=body.headers
+                )
         except FeedError as e:
             report.status, report.error, report.reason = FEED_FAILED, str(e), e.reason
         else:

@@ -58,6 +58,8 @@ class Item:
     guid: str
     summary: str  # as the feed writes it: HTML or text
     published: time.struct_time | None
+    title_is_html: bool | None = None  # as feedparser says; None: by feedparser's test
+    guid_is_link: bool = False  # a permalink guid, still to resolve (feedparser resolves it)
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,14 @@ def _item(element: ET.Element) -> Item | None:
     summary = fields.get("description")
     if summary is None:
         summary = fields.get(f"{_CONTENT}encoded", "")
-    return Item(fields.get("title", ""), link, guid, summary, published)
+    return Item(
+        fields.get("title", ""),
+        link,
+        guid,
+        summary,
+        published,
+        guid_is_link=permalink and bool(guid),
+    )
 
 
 def _text(element: ET.Element) -> str:

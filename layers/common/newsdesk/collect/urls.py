@@ -1,18 +1,28 @@
 """Canonical article URLs: the key de-duplication uses.
 
 Two links are the same article when they differ only in what does not name a resource: the
-scheme (http and https), the case of the scheme and host, an IDNA host spelled in Unicode
-(IDNA 2008: faß.de is not fass.de), default ports, a fragment, a trailing slash, tracking
-parameters, the order of the remaining query parameters, how percent-encoding is spelled, and
-an outlet's mobile host where host_aliases lists it (m.yna.co.kr is www.yna.co.kr). Everything
-else — the path's case, any other query parameter (article ids live there: ``?idxno=``,
-``?aid=&oid=``), a byte that is not UTF-8 (an EUC-KR ``?sec=%B0%E6%C1%A6``) — keeps them apart.
-Any string gives a key without raising, and a key is its own key.
+scheme (http and https, each on its default port), the case of the scheme and host, an IDNA
+host spelled in Unicode (IDNA 2008: faß.de is not fass.de), an IPv6 address's spelling
+(``[2001:db8:0:0::1]`` is ``[2001:db8::1]``), a port that is its scheme's default (80 for http,
+443 for https), a fragment, a trailing slash, tracking parameters, the order of the remaining
+query parameters, how percent-encoding is spelled, and an outlet's mobile host where
+host_aliases lists it (m.yna.co.kr is www.yna.co.kr). Everything else — another port
+(``https://h:80/`` is not ``https://h/``; on a port other than its default a scheme keeps its
+name, ``http://h:443/`` is not ``https://h/``), the path's case, any other query parameter
+(article ids live there: ``?idxno=``, ``?aid=&oid=``), a byte that is not UTF-8 (an EUC-KR
+``?sec=%B0%E6%C1%A6``) — keeps them apart. Any string gives a key without raising, and a key is
+its own key: an ``https://`` URL, or an ``http://`` one with its port.
+
+Issue 23 changed the ports and IPv6 addresses (before, any default port was dropped whatever
+the scheme and every key said https; IPv6 addresses kept their spelling); migration
+0010_canonical_ports_ipv6 re-keyed the articles stored before, 0012_page_keys_event_refusals the
+pages' copy keys.
 """
 
 from __future__ import annotations
 
 import functools
+import ipaddress
 import re
 from urllib.parse import quote, quote_from_bytes, unquote_to_bytes, urlsplit, urlunsplit
 
@@ -115,11 +125,13 @@ def canonical_url(url: str) -> str:
     if not host:  # "http://./": dots only
         return text
     host = HOST_ALIASES.get(host, host)  # an outlet's mobile host, where it is listed
-    netloc = host if port in (None, *DEFAULT_PORTS.values()) else f"{host}:{port}"
     path = _path(parts.path)
     query = _query(parts.query)
-    # http and https name the same article: the canonical form says https.
-    return urlunsplit(("https", netloc, path, query, ""))
+    if port is None or port == DEFAULT_PORTS[scheme]:
+        # http and https on their default ports name the same article: the key says https.
+        return urlunsplit(("https", host, path, query, ""))
+    # Another port is another server, which speaks the scheme's protocol there.
+    return urlunsplit((scheme, f"{host}:{port}", path, query, ""))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -129,13 +141,45 @@ def _host(hostname: str) -> str:
     underscore, an emoji, an empty label) keeps its spelling, its non-ASCII characters escaped,
     so that the key is ASCII. Cached: a run meets a few hosts many times."""
     if ":" in hostname:  # an IPv6 address, which urlsplit gives without its brackets
-        return f"[{hostname}]"
+        return f"[{_ipv6(hostname)}]"
     host = hostname.translate(_FULL_STOPS).rstrip(".")  # a trailing 。 is a trailing dot
     try:
         return idna.encode(host, uts46=True).decode("ascii")
     except UnicodeError:  # idna.IDNAError is one
         # lower() again: urlsplit lower-cased the escapes, _requote writes them in capitals
         return _requote(host, safe=_HOST_SAFE).lower()
+
+
+def _ipv6(hostname: str) -> str:
+    """An IPv6 address as RFC 5952 (section 4) writes it: lower-case hexadecimal without leading
+    zeros, the longest run of two or more zero groups (the first of equal ones) as "::". Written
+    from the address's 128 bits, not by ipaddress's str, which Python 3.13 changed for IPv4-mapped
+    addresses: a key must not depend on the interpreter. A zone (``%25eth0``) is kept as it is;
+    what is no address keeps its spelling."""
+    address, percent, zone = hostname.partition("%")
+    try:
+        value = int(ipaddress.IPv6Address(address))
+    except ValueError:
+        return hostname
+    groups = [(value >> shift) & 0xFFFF for shift in range(112, -16, -16)]
+    start, length = _longest_zero_run(groups)
+    written = [f"{group:x}" for group in groups]
+    if length >= 2:
+        head, tail = ":".join(written[:start]), ":".join(written[start + length :])
+        return f"{head}::{tail}{percent}{zone}"
+    return ":".join(written) + percent + zone
+
+
+def _longest_zero_run(groups: list[int]) -> tuple[int, int]:
+    best_start, best_length, start = 0, 0, None
+    for index, group in enumerate([*groups, 1]):  # the sentinel ends a final run
+        if group == 0 and start is None:
+            start = index
+        elif group != 0 and start is not None:
+            if index - start > best_length:
+                best_start, best_length = start, index - start
+            start = None
+    return best_start, best_length
 
 
 def _path(path: str) -> str:

@@ -14,6 +14,9 @@ NewsdeskError
 │   └── FeedReadError      reading the feed failed unexpectedly (a bug or a poison entry)
 ├── InfrastructureError    our own backing services failed: the SQS record fails and is retried
 │   ├── StoreError         PostgreSQL
+│   │   └── StoreDataError PostgreSQL refused the data itself (a limit, a value it cannot
+│   │                      hold): the same statement fails every time, so it is the item's
+│   │                      outcome (refused, unstorable), never a retry
 │   ├── StateError         DynamoDB
 │   ├── RawStoreError      S3 (the raw layer)
 │   ├── FanOutError        SQS refused messages even after retries
@@ -46,14 +49,23 @@ class FeedError(NewsdeskError):
     line, the report and the feed's state record carry); ``detail`` is the whole story for the
     log (the exception chain), and ``kind`` names what happened, finer than ``reason`` (a
     connection failure's ``dns``, ``refused``, ``reset``, ``tls`` …). ``reason`` is a short
-    machine-readable tag."""
+    machine-readable tag. A fetch's ``steps`` are what it did, each with the seconds of its
+    deadline left when it began (``("resolve news.example", 9.998)``, ``("connect …", …)``)."""
 
     reason = "error"
 
-    def __init__(self, message: str, *, kind: str = "", detail: str = "") -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str = "",
+        detail: str = "",
+        steps: tuple[tuple[str, float], ...] = (),
+    ) -> None:
         super().__init__(message)
         self.kind = kind or self.reason
         self.detail = detail
+        self.steps = steps
 
 
 class FetchError(FeedError):
@@ -108,6 +120,11 @@ class StoreError(InfrastructureError):
     pass
 
 
+class StoreDataError(StoreError):
+    """PostgreSQL refused what it was given (an index row over its limit, a value out of
+    range): deterministic, so the item is refused with this reason, not retried."""
+
+
 class StateError(InfrastructureError):
     pass
 
@@ -129,4 +146,11 @@ class MessageError(NewsdeskError):
 
 
 class EventBusError(InfrastructureError):
-    """The event bus refused a publishing call."""
+    """The event bus failed a publishing call; ``published`` has each event the calls before
+    it published (None) or had refused (the error)."""
+
+    published: dict[str, str | None]
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.published = {}

@@ -2,8 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+
+
+class Headers(Mapping[str, str]):
+    """Response headers as they came (their names' case kept, for the raw layer), looked up by
+    name in any case: field names are case-insensitive (RFC 9110, 5.1), and a server may send
+    `content-type` where another sends `Content-Type`."""
+
+    def __init__(self, headers: Mapping[str, str] | None = None) -> None:
+        self._sent = dict(headers or {})
+        self._by_name = {name.lower(): value for name, value in self._sent.items()}
+
+    def __getitem__(self, name: str) -> str:
+        return self._by_name[name.lower()]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sent)
+
+    def __len__(self) -> int:
+        return len(self._sent)
+
+    def __repr__(self) -> str:
+        return f"Headers({self._sent!r})"
 
 
 @dataclass(frozen=True)
@@ -11,9 +33,13 @@ class FetchResult:
     url: str  # the final URL, after redirects
     status: int
     content: bytes
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=Headers)
     elapsed_seconds: float = 0.0
     wire_bytes: int = 0  # body bytes as transferred (before gzip is undone)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.headers, Headers):
+            object.__setattr__(self, "headers", Headers(self.headers))
 
     @property
     def not_modified(self) -> bool:
@@ -25,8 +51,7 @@ class FetchResult:
 
     def header(self, name: str) -> str | None:
         """A header's value, its name in any case."""
-        wanted = name.lower()
-        return next((v for k, v in self.headers.items() if k.lower() == wanted), None)
+        return self.headers.get(name)
 
     @property
     def location(self) -> str | None:

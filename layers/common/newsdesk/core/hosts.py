@@ -1,14 +1,14 @@
 """What the extractor keeps per host it fetches article pages from: when it last asked (the
-pacing), until when it asked not to be asked (a 429 or 503's Retry-After), its breaker (as an
-outlet's: failed pages in a row open it, a cool-down doubling per trip, then a half-open
-probe), and its robots.txt, cached for ``ROBOTS_MAX_AGE``."""
+pacing), until when it asked not to be asked (a 429 or 503's Retry-After), its breaker
+(``core.breaker``, an outlet's kind: failed pages in a row open it, a cool-down doubling per
+trip, then a half-open probe), and its robots.txt, cached for ``ROBOTS_MAX_AGE``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from newsdesk.core.schedule import BREAKER_CLOSED, BREAKER_OPEN, BreakerPolicy, OutletState
+from newsdesk.core.breaker import BREAKER_CLOSED, Breaker, BreakerPolicy
 
 ROBOTS_MAX_AGE = timedelta(hours=24)
 ROBOTS_OK = "ok"  # read; its rules apply
@@ -21,22 +21,16 @@ class HostState:
     host: str
     # when its last answer came, in Unix milliseconds (pacing needs more than a second's)
     last_request_ms: int | None = None
-    consecutive_failures: int = 0
     last_error: str | None = None
     last_error_at: datetime | None = None
-    breaker: str = BREAKER_CLOSED
-    trips: int = 0
-    opened_at: datetime | None = None
-    open_until: datetime | None = None
+    # its failures are the pages that failed in a row
+    breaker: Breaker = field(default_factory=Breaker)
     robots_status: str | None = None
     robots_txt: str | None = None
     robots_fetched_at: datetime | None = None
     pages_fetched: int = 0
     # a 429 or 503 answer's Retry-After (a page's or robots.txt's): nothing is asked before it
     retry_after_until: datetime | None = None
-
-    def breaker_at(self, at: datetime) -> str:
-        return self._outlet().breaker_at(at)
 
     def held_until(self, at: datetime) -> datetime | None:
         """When the host's Retry-After ends, while it has not."""
@@ -50,7 +44,7 @@ class HostState:
 
     def failing(self, at: datetime) -> bool:
         """A failure in a row not yet followed by a page, or a breaker not closed."""
-        return bool(self.consecutive_failures) or self.breaker_at(at) != BREAKER_CLOSED
+        return bool(self.breaker.failures) or self.breaker.state_at(at) != BREAKER_CLOSED
 
     def robots_fresh(self, at: datetime, unreachable_for: timedelta) -> bool:
         """Whether the kept robots.txt answer still holds: ROBOTS_MAX_AGE, or, when it could
@@ -72,31 +66,12 @@ class HostState:
 
     def succeeded(self) -> None:
         """A page (or robots.txt) came back: the failures forgotten, the breaker closed."""
-        self.consecutive_failures = 0
         self.last_error = self.last_error_at = None
         self.retry_after_until = None
-        if self.breaker != BREAKER_CLOSED:
-            self._apply(self._outlet(closed=True))
+        self.breaker.succeeded()
 
     def failed(self, at: datetime, error: str, max_failures: int, policy: BreakerPolicy) -> bool:
         """A page failed for a reason of the host's (no answer, 5xx, 429); True when this
         opened the breaker (``max_failures`` in a row, or a half-open probe that failed)."""
-        self.consecutive_failures += 1
         self.last_error, self.last_error_at = error, at
-        probing = self.breaker == BREAKER_OPEN
-        if probing or self.consecutive_failures >= max_failures:
-            outlet = self._outlet()
-            outlet.tripped(at, policy)
-            self._apply(outlet)
-            return True
-        return False
-
-    def _outlet(self, closed: bool = False) -> OutletState:
-        outlet = OutletState(self.host, self.breaker, self.trips, self.opened_at, self.open_until)
-        if closed:
-            outlet.closed()
-        return outlet
-
-    def _apply(self, outlet: OutletState) -> None:
-        self.breaker, self.trips = outlet.breaker, outlet.trips
-        self.opened_at, self.open_until = outlet.opened_at, outlet.open_until
+        return self.breaker.failed(at, max_failures, policy)

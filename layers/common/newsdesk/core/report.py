@@ -47,6 +47,8 @@ SUMMED = (
     "too_old",
     "undated",
     "with_replacement_char",
+    "truncated",
+    "unstorable",
     "duplicate_in_message",
     "duplicate_url",
     "duplicate_guid",
@@ -83,6 +85,8 @@ class FeedReport:
     too_old: int = 0  # published longer ago than ENTRY_MAX_AGE_HOURS: not stored
     undated: int = 0  # no date, or none plausible: stored, the collected time stands for it
     with_replacement_char: int = 0  # U+FFFD in the title or summary: a decoding went wrong
+    truncated: int = 0  # stored with its title or summary cut to its bound (core.bounds)
+    unstorable: int = 0  # refused by the store: a link over a key's bound, data it refused
     entries_seen: int = 0
     bytes_received: int = 0
     raw_stored: bool = False

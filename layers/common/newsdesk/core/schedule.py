@@ -1,6 +1,7 @@
-"""When each feed and outlet is checked next, and the outlet breaker: the records the worker
-keeps per feed and per outlet, each with its own transitions (as miniflux's feed model has
-them): the collector calls methods, the state table (``newsdesk.aws.state_table``) stores them.
+"""When each feed and outlet is checked next: the records the worker keeps per feed and per
+outlet (whose breaker is ``core.breaker``'s), each with its own transitions (as miniflux's feed
+model has them): the collector calls methods, the state table (``newsdesk.aws.state_table``)
+stores them.
 
 Times are those of the schedule (the message's ``scheduled_at``), so that a feed checked every
 run is due on the next run however long the fetch took.
@@ -9,16 +10,20 @@ run is due on the next run however long the fetch took.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+
+from newsdesk.core.breaker import BREAKER_OPEN, Breaker
+from newsdesk.core.settings import CollectSettings
+
+# The policies' defaults are the collect table's: COLLECT_PERIOD_SECONDS (a round) and
+# OUTLET_SILENT_HOURS.
+ROUND = timedelta(seconds=CollectSettings.collect_period_seconds)
+SILENT_AFTER = timedelta(hours=CollectSettings.outlet_silent_hours)
 
 STATUS_OK = "ok"
 STATUS_NOT_MODIFIED = "not_modified"
 STATUS_FAILED = "failed"
-
-BREAKER_CLOSED = "closed"
-BREAKER_OPEN = "open"
-BREAKER_HALF_OPEN = "half_open"
 
 
 @dataclass(frozen=True)
@@ -26,24 +31,12 @@ class SchedulePolicy:
     """How often feeds are checked: every ``period`` while they publish, doubling toward
     ``max_interval`` while they do not; failures back off the same way (never disabled)."""
 
-    period: timedelta = timedelta(minutes=30)
+    period: timedelta = ROUND
     max_interval: timedelta = timedelta(hours=6)
 
     def interval(self, streak: int, floor_seconds: float = 0.0) -> timedelta:
         doubled = self.period * int(2 ** min(streak, 16))
         return max(min(doubled, self.max_interval), timedelta(seconds=floor_seconds))
-
-
-@dataclass(frozen=True)
-class BreakerPolicy:
-    """The outlet's cool-down after its in-message breaker trips: doubling from ``cooldown``
-    on each consecutive trip, up to ``max_cooldown``."""
-
-    cooldown: timedelta = timedelta(minutes=30)
-    max_cooldown: timedelta = timedelta(hours=6)
-
-    def cooldown_after(self, trips: int) -> timedelta:
-        return min(self.cooldown * int(2 ** min(trips - 1, 16)), self.max_cooldown)
 
 
 @dataclass
@@ -142,57 +135,16 @@ class FeedState:
 
 @dataclass
 class OutletState:
+    """An outlet's record: its breaker, tripped by its feeds failing within one message (see
+    ``core.breaker``); the feeds' records are ``FeedState``."""
+
     source: str
-    breaker: str = BREAKER_CLOSED
-    trips: int = 0
-    opened_at: datetime | None = None
-    open_until: datetime | None = None
-
-    def breaker_at(self, at: datetime) -> str:
-        """closed, open (skip the outlet) or half_open (try one feed)."""
-        if self.breaker != BREAKER_OPEN:
-            return BREAKER_CLOSED
-        if self.open_until is not None and at < self.open_until:
-            return BREAKER_OPEN
-        return BREAKER_HALF_OPEN
-
-    def tripped(self, at: datetime, policy: BreakerPolicy) -> None:
-        self.trips += 1
-        self.breaker = BREAKER_OPEN
-        self.opened_at = at
-        self.open_until = at + policy.cooldown_after(self.trips)
-
-    def closed(self) -> None:
-        """After a half-open probe worked, or an operator's reset: closed, trips forgotten."""
-        self.breaker = BREAKER_CLOSED
-        self.trips = 0
-        self.opened_at = self.open_until = None
-
-
-@dataclass
-class OutletBreaker:
-    """The outlet breaker within one message: after ``max_failures`` failed feeds, counted
-    cumulatively (not consecutively: a flapping outlet is as slow as a dead one), the outlet's
-    remaining feeds are skipped."""
-
-    max_failures: int
-    failures: int = 0
-
-    @property
-    def is_open(self) -> bool:
-        return self.failures >= self.max_failures
-
-    def record_failure(self) -> None:
-        self.failures += 1
-
-    def open(self) -> None:
-        """Skip the rest of the message whatever the count (a failed half-open probe)."""
-        self.failures = max(self.failures, self.max_failures)
+    breaker: Breaker = field(default_factory=Breaker)
 
 
 def open_breakers(outlets: dict[str, OutletState], at: datetime) -> set[str]:
     """The outlets cooling down at ``at``: the fan-out sends them no message."""
-    return {name for name, state in outlets.items() if state.breaker_at(at) == BREAKER_OPEN}
+    return {name for name, state in outlets.items() if state.breaker.state_at(at) == BREAKER_OPEN}
 
 
 @dataclass(frozen=True)
@@ -202,8 +154,8 @@ class SilencePolicy:
     first attempt, and it is not merely waiting: one of its feeds failed at its last attempt, or
     is overdue by more than ``period`` (a round), or its breaker is open."""
 
-    window: timedelta = timedelta(hours=6)
-    period: timedelta = timedelta(minutes=30)
+    window: timedelta = SILENT_AFTER
+    period: timedelta = ROUND
 
 
 @dataclass(frozen=True)
@@ -240,7 +192,7 @@ def silence(
         return None
     failing = [f for f in records if f.last_status == STATUS_FAILED]
     overdue = any(f.is_due(at - policy.period) for f in records)
-    if not failing and not overdue and outlet.breaker != BREAKER_OPEN:
+    if not failing and not overdue and outlet.breaker.state != BREAKER_OPEN:
         return None  # its feeds are due later (a long ttl or Cache-Control): waiting
     latest = max(failing, key=lambda f: f.last_attempt_at or since, default=None)
     return Silence(

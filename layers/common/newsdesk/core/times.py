@@ -12,6 +12,26 @@ def parse_time(value: str) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)  # a replay's time no article can be older than
+
+
+def replay_time(value: object, now: datetime) -> datetime:
+    """A clustering replay's ``at`` (the cluster event's, `newsdesk cluster --at`'s), checked:
+    a ValueError whose words follow the time (``is in the future …``) for one that is no ISO
+    8601 time, one before 1970 (the window before it is no time Python can count), or one
+    after ``now`` (a run then would close every open issue for good: their idle hours would
+    have passed)."""
+    try:
+        at = parse_time(str(value).strip())
+    except ValueError:
+        raise ValueError("is not an ISO 8601 time") from None
+    if at < EARLIEST:
+        raise ValueError("is before 1970: no article is that old")
+    if at > now:
+        raise ValueError(f"is in the future (it is {format_time(now)} now)")
+    return at
+
+
 def format_time(value: datetime) -> str:
     return value.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 

@@ -21,7 +21,7 @@ that the SQS record fails and is delivered again.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
@@ -33,24 +33,32 @@ from protego import Protego
 from newsdesk.aws.raw import RawStore
 from newsdesk.aws.state_table import StateTable
 from newsdesk.collect.collector import failure_class
-from newsdesk.collect.fetch import MAX_REDIRECTS, FetchPolicy, exception_chain, fetch
+from newsdesk.collect.fetch import (
+    MAX_REDIRECTS,
+    FetchPolicy,
+    exception_chain,
+    fetch,
+    loggable_url,
+)
 from newsdesk.collect.response import retry_after_seconds
 from newsdesk.collect.urls import canonical_url
+from newsdesk.core.bounds import fits_a_key
+from newsdesk.core.breaker import BREAKER_OPEN, BreakerPolicy
 from newsdesk.core.errors import (
     FeedError,
     FetchError,
     FetchTimeoutError,
     HTTPStatusError,
+    StoreDataError,
 )
 from newsdesk.core.fetched import FetchResult
 from newsdesk.core.hosts import ROBOTS_MISSING, ROBOTS_OK, ROBOTS_UNREACHABLE, HostState
 from newsdesk.core.messages import ArticleMessage, page_host
-from newsdesk.core.schedule import BREAKER_OPEN, BreakerPolicy
 from newsdesk.core.settings import PRODUCT, Settings
 from newsdesk.core.times import format_time, local_time, utc_now
 from newsdesk.extract import page as judge
 from newsdesk.extract import similar
-from newsdesk.extract.text import decode_html, extract_text
+from newsdesk.extract.text import Extracted, decode_html, extract_text
 from newsdesk.storage.extractions import (
     BY_CANONICAL_URL,
     BY_CONTENT_HASH,
@@ -67,6 +75,8 @@ logger = Logger(child=True)
 EXTRACT_ERROR = "extract_error"
 DEFERRED = "deferred"  # not fetched now: its host's breaker is open
 REPEATED = "repeated"  # a message delivered again, or superseded by a newer revision
+UNSTORABLE = "unstorable"  # an extract_error: PostgreSQL refused what the page gave
+CANONICAL_TOO_LONG = "too_long"  # a canonical ignored: over a key's bound (core.bounds)
 ROBOTS_MAX_BYTES = 512 * 1024  # as Google reads at most
 ROBOTS_KEPT_BYTES = 256 * 1024  # what the host's item keeps (DynamoDB's items hold 400 KB)
 # a robots.txt Crawl-delay is honoured up to this: a batch of the template's BatchSize (5)
@@ -77,6 +87,12 @@ MAX_CRAWL_DELAY = 30.0
 MAX_RETRY_AFTER = timedelta(days=7)
 # Failures that may pass: tried again later, and the host's own (its breaker counts them).
 PASSING = ("timeout", "connection", "http_5xx", "http_429")
+# Failures that are the page's own, by the fetch's kind: a chain of redirects past
+# MAX_REDIRECTS (a loop, most often), a Location that is no http(s) URL. The host answered, so
+# neither is tried again nor counted by its breaker (failure_class calls them "connection").
+TOO_MANY_REDIRECTS = "too_many_redirects"
+REDIRECT_NOT_HTTP = "redirect_not_http"
+PAGE_FAULTS = {"redirects": TOO_MANY_REDIRECTS, REDIRECT_NOT_HTTP: REDIRECT_NOT_HTTP}
 
 
 @dataclass(frozen=True)
@@ -130,6 +146,12 @@ class ArticleReport:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def log_fields(self) -> dict[str, Any]:
+        """The fields that are set, for the log line: the URL by host and path only."""
+        fields = {k: v for k, v in self.as_dict().items() if v not in (None, "", False)}
+        fields.update(url=loggable_url(self.url))
+        return fields
 
     def outcome(self, zone: tzinfo = UTC) -> str:
         """The outcome in words: ``ok 812 chars, copy of #3 (duplicate_by_content_hash)``."""
@@ -185,8 +207,12 @@ class PageExtractor:
             report.status = REPEATED
             return report
         report.source, report.title = article.source, article.title
+        # the page is the one stored for the article: a message only names which (its URL
+        # could be anyone's, and an earlier release's message may name an older link)
+        url = report.url = article.url
+        report.host = page_host(url)
         hosts: dict[str, HostState] = {}
-        fetched = self._follow(article, report, message.url, hosts)
+        fetched = self._follow(article, report, url, hosts)
         if fetched is not None:
             self._page(article, report, fetched)
         for host in hosts.values():
@@ -242,8 +268,8 @@ class PageExtractor:
         """Whether ``url`` may be asked of ``host`` now (after waiting for its pacing); when
         not, the article's outcome is recorded or it is deferred."""
         at = self._clock()
-        if host.breaker_at(at) == BREAKER_OPEN:
-            self._defer(article, report, host.open_until or at, "host_cooling")
+        if host.breaker.state_at(at) == BREAKER_OPEN:
+            self._defer(article, report, host.breaker.open_until or at, "host_cooling")
             return False
         held = host.held_until(at)
         if held is not None:
@@ -299,7 +325,11 @@ class PageExtractor:
         host.robots_fetched_at = self._clock()
         logger.info(
             "robots.txt read",
-            extra={"host": host.host, "robots": host.robots_status, "url": robots_url},
+            extra={
+                "host": host.host,
+                "robots": host.robots_status,
+                "url": loggable_url(robots_url),
+            },
         )
 
     def _pace(self, host: HostState, rules: Protego | None) -> None:
@@ -323,8 +353,8 @@ class PageExtractor:
                 extra={
                     "host": host.host,
                     "breaker": BREAKER_OPEN,
-                    "open_until": format_time(host.open_until or at),
-                    "trips": host.trips,
+                    "open_until": format_time(host.breaker.open_until or at),
+                    "trips": host.breaker.trips,
                     "error": error,
                 },
             )
@@ -334,7 +364,7 @@ class PageExtractor:
     def _fetch_failed(
         self, article: PendingArticle, report: ArticleReport, host: HostState, error: FeedError
     ) -> None:
-        kind = failure_class(error)
+        kind = PAGE_FAULTS.get(error.kind) or failure_class(error)
         held = None
         if isinstance(error, HTTPStatusError):
             reason = f"http_{error.status}"
@@ -346,7 +376,7 @@ class PageExtractor:
             "page failed",
             extra={
                 "article_id": article.id,
-                "url": article.url,
+                "url": loggable_url(article.url),
                 "reason": reason,
                 "error": str(error),
                 "detail": error.detail or exception_chain(error),
@@ -439,51 +469,42 @@ class PageExtractor:
             min_chars=article.min_chars,
         )
         if not judge.is_html(content_type, content):
-            report.status, report.reason = EXTRACT_ERROR, "not_html"
-            self._store.record(replace(base, status=EXTRACT_ERROR, reason="not_html"))
+            self._unreadable(base, report, "not_html")
             return
         try:
             page = decode_html(content)
             extracted = extract_text(page, final_url)
         except Exception:  # a page no one expected must not fail the record forever
             logger.exception("extraction failed", extra={"article_id": article.id})
-            report.status, report.reason = EXTRACT_ERROR, "extract_failed"
-            self._store.record(replace(base, status=EXTRACT_ERROR, reason="extract_failed"))
+            self._unreadable(base, report, "extract_failed")
             return
         min_chars = article.min_chars if article.min_chars is not None else self._policy.min_chars
         verdict = judge.judge_page(page, extracted, final_url, min_chars)
-        kept, ignored = judge.sane_canonical(extracted.canonical_url, final_url)
-        page_key = canonical_url(kept or final_url)
-        # the text of an article, or of a short one; of a wall or a list, nothing worth keeping
-        kept_text = verdict.status in (judge.EXTRACT_OK, judge.FILTERED_THIN)
-        text = (extracted.text or None) if kept_text else None
-        extraction = replace(
-            base,
-            status=verdict.status,
-            reason=verdict.reason,
-            chars=verdict.chars,
-            text=text,
-            page_canonical=extracted.canonical_url,
-            canonical_ignored=ignored,
-            page_key=page_key,
-            page_title=extracted.title,
-            og_title=extracted.og_title,
-            page_published=extracted.published,
-            author=extracted.author,
-            language=extracted.language,
-        )
+        page_key, ignored = _page_key(extracted.canonical_url, final_url)
+        self._keep(article, report, _judged(base, verdict, extracted, page_key, ignored))
+        report.canonical_ignored = ignored
+
+    def _unreadable(self, base: Extraction, report: ArticleReport, reason: str) -> None:
+        """A page that gives no text to judge (not HTML, or one the extractor failed on)."""
+        report.status, report.reason = EXTRACT_ERROR, reason
+        self._save(replace(base, status=EXTRACT_ERROR, reason=reason))
+
+    def _keep(self, article: PendingArticle, report: ArticleReport, extraction: Extraction) -> None:
+        """Record a judged page, an article's text with its copy keys and the copies they find
+        (or those it is the original of: published before the copies already stored)."""
         sketch: list[int] = []
         copies = None
-        if verdict.status == judge.EXTRACT_OK and text:
+        text = extraction.text
+        if extraction.status == judge.EXTRACT_OK and text:
             extraction = replace(extraction, content_hash=similar.content_hash(text))
             sketch = similar.sketch(text)
             copies = self._copies(article, extraction, sketch)
-        extraction, adopted = self._store.record(extraction, sketch, copies=copies)
-        report.status, report.reason, report.chars = verdict.status, verdict.reason, verdict.chars
+        extraction, adopted = self._save(extraction, sketch, copies=copies)
+        report.status, report.reason = extraction.status, extraction.reason
+        report.chars = extraction.chars
         report.copy_of, report.copy_reason = extraction.copy_of, extraction.copy_reason
         if adopted and copies is not None:  # published before the copies already stored
             report.original_of, report.copy_reason = adopted, copies.reason
-        report.canonical_ignored = ignored
 
     def _copies(
         self, article: PendingArticle, extraction: Extraction, sketch: list[int]
@@ -513,14 +534,87 @@ class PageExtractor:
         extraction = Extraction(
             article.id, article.revision, report.status, report.reason, 0, self._clock()
         )
-        self._store.record(extraction, retry=retry)
+        stored, _ = self._save(extraction, retry=retry)
+        report.status, report.reason = stored.status, stored.reason
+
+    def _save(
+        self,
+        extraction: Extraction,
+        sketch: Sequence[int] = (),
+        retry: Retry | None = None,
+        copies: Copies | None = None,
+    ) -> tuple[Extraction, list[int]]:
+        """Record ``extraction``; one PostgreSQL refuses for its data (a limit, a value it
+        cannot hold: the same every time) is recorded as ``extract_error``, ``unstorable``,
+        its outbox row closed, rather than failing the message forever."""
+        try:
+            return self._store.record(extraction, sketch, retry=retry, copies=copies)
+        except StoreDataError as e:
+            logger.warning(
+                "page unstorable",
+                extra={"article_id": extraction.article_id, "reason": UNSTORABLE, "error": str(e)},
+            )
+            refused = Extraction(
+                extraction.article_id,
+                extraction.revision,
+                EXTRACT_ERROR,
+                UNSTORABLE,
+                0,
+                extraction.extracted_at,
+                http_status=extraction.http_status,
+                raw_key=extraction.raw_key,
+                min_chars=extraction.min_chars,
+            )
+            return self._store.record(refused)
+
+
+def _page_key(canonical: str | None, final_url: str) -> tuple[str | None, str | None]:
+    """The page's key — its sane canonical, else its final URL, as a canonical URL; None when
+    that is over a key's bound too (core.bounds: the article's own key stands) — and why the
+    canonical was ignored, if it was."""
+    kept, ignored = judge.sane_canonical(canonical, final_url)
+    page_key = canonical_url(kept or final_url)
+    if kept and not fits_a_key(page_key):  # its index cannot hold it
+        ignored, page_key = CANONICAL_TOO_LONG, canonical_url(final_url)
+    return (page_key if fits_a_key(page_key) else None), ignored
+
+
+def _judged(
+    base: Extraction,
+    verdict: judge.Verdict,
+    extracted: Extracted,
+    page_key: str | None,
+    ignored: str | None,
+) -> Extraction:
+    """``base`` (what was fetched) with its verdict and what the page says of itself. The
+    text is kept for an article, or a short one; of a wall or a list, nothing is worth keeping."""
+    kept_text = verdict.status in (judge.EXTRACT_OK, judge.FILTERED_THIN)
+    return replace(
+        base,
+        status=verdict.status,
+        reason=verdict.reason,
+        chars=verdict.chars,
+        text=(extracted.text or None) if kept_text else None,
+        page_canonical=extracted.canonical_url,
+        canonical_ignored=ignored,
+        page_key=page_key,
+        page_title=extracted.title,
+        og_title=extracted.og_title,
+        page_published=extracted.published,
+        author=extracted.author,
+        language=extracted.language,
+    )
 
 
 def _next_hop(url: str, location: str) -> str:
     """The URL a redirect's Location names, resolved against the hop that answered."""
-    target = urljoin(url, location.strip())
-    if urlsplit(target).scheme not in ("http", "https"):
-        raise FetchError("redirected to a URL that is not http or https", kind="invalid_url")
+    try:
+        target = urljoin(url, location.strip())
+        scheme = urlsplit(target).scheme
+    except ValueError as e:  # "http://[oops": no URL at all
+        raise FetchError("redirected to something that is not a URL", kind=REDIRECT_NOT_HTTP) from e
+    if scheme not in ("http", "https"):
+        raise FetchError("redirected to a URL that is not http or https", kind=REDIRECT_NOT_HTTP)
     return target
 
 

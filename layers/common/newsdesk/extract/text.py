@@ -5,7 +5,9 @@ first for two shapes of page it otherwise cuts short: an element that holds noth
 script or a style (an ad slot) and is followed by text is removed and the text kept, where
 precision mode would delete the text with it; and the text a container holds directly beside
 <br> and block children (text separated by <br> inside an <article> or a <div>) is wrapped in
-paragraphs, run by run, where trafilatura would drop the run before the first child.
+paragraphs, run by run, where trafilatura would drop the run before the first child. Both are
+one pass over the tree, linear in the page however hostile its shape (benchmarks/
+page_preparation.py).
 
 Its precision mode sometimes drops the article itself and returns a fragment, so a short result
 (under ``SHORT_TEXT`` characters) is checked against trafilatura's recall mode. The recall
@@ -78,13 +80,11 @@ def _any_of(tags: tuple[str, ...]) -> str:
 
 # Elements trafilatura's precision mode deletes with their tails once they are empty (among its
 # CUT_EMPTY_ELEMS), found where they hold no text but a script's, a style's or a template's and
-# text follows them.
-_EMPTIABLE = ("article", "blockquote", "div", "li", "main", "p", "section", "span")
-_EMPTY_BEFORE_TEXT = lxml.etree.XPath(
-    f"//text()[normalize-space()]/preceding-sibling::node()[1][{_any_of(_EMPTIABLE)}]"
-    "[not(.//text()[normalize-space()]"
-    "[not(ancestor::script or ancestor::style or ancestor::noscript or ancestor::template)])]"
-)
+# text follows them (``_empty_before_text``: one walk of the tree, not an XPath, whose
+# preceding-sibling step made a long run of ``text<br>`` quadratic).
+_EMPTIABLE = frozenset({"article", "blockquote", "div", "li", "main", "p", "section", "span"})
+_UNSEEN = frozenset({"script", "style", "noscript", "template"})  # text a reader never sees
+_XML_SPACE = " \t\r\n"  # what XPath's normalize-space() strips
 # Containers whose own text (before, between and after their children) becomes paragraphs
 # where they also have <br> or block children; a table cell is left to trafilatura's tables.
 _CONTAINERS = ("article", "blockquote", "body", "center", "div", "main", "section")
@@ -238,12 +238,80 @@ def _parse(page: str) -> lxml.html.HtmlElement | None:
         for deepest in tree.xpath("/*" + "/*" * depth):  # the elements at that depth
             lxml.etree.strip_elements(deepest, *_UNWRAPPED_DROPS, with_tail=False)
             lxml.etree.strip_tags(deepest, "*")
-    for element in _EMPTY_BEFORE_TEXT(tree):
-        element.drop_tree()  # the tail joins the text before it
+    _drop_keeping_tails(_empty_before_text(tree))
     for container in _WITH_OWN_TEXT(tree):
         if not all(_is_inline(child) for child in container):
             _paragraphs(container)
     return tree
+
+
+def _empty_before_text(tree: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+    """The emptiable elements with no text a reader sees and text right after them (their
+    tail), in document order; in one pass over the tree, each node visited a bounded number of
+    times whatever the page's shape."""
+    # the whole document, as an XPath's // reads it (for a fragment, trafilatura's tree is the
+    # fragment's element, below the <body> the parser added)
+    nodes = list(tree.getroottree().getroot().iter())  # an element before its descendants
+    unseen: dict[Any, bool] = {}  # in a script, style, noscript or template (or one itself)
+    for node in nodes:
+        parent = node.getparent()
+        inside = parent is not None and unseen[parent]
+        unseen[node] = inside or (isinstance(node.tag, str) and node.tag in _UNSEEN)
+    # seen[element]: its own text, or a descendant's text or tail, is one a reader sees
+    seen: dict[Any, bool] = dict.fromkeys(nodes, False)
+    for node in reversed(nodes):  # every descendant before its ancestors
+        parent = node.getparent()
+        if not isinstance(node.tag, str):  # a comment or processing instruction: no text
+            visible = False
+        else:
+            visible = seen[node] or (not unseen[node] and _has_words(node.text))
+            seen[node] = visible
+        if parent is not None and (visible or (not unseen[parent] and _has_words(node.tail))):
+            seen[parent] = True
+    return [
+        node
+        for node in nodes
+        if isinstance(node.tag, str)
+        and node.tag in _EMPTIABLE
+        and not seen[node]
+        and _has_words(node.tail)
+    ]
+
+
+def _drop_keeping_tails(elements: list[lxml.html.HtmlElement]) -> None:
+    """Remove ``elements`` (in document order) as ``drop_tree`` would, each one's tail joined
+    to the text before it, but each parent's text rebuilt once: one ``drop_tree`` after another
+    copies the growing text again every time (quadratic in a run of them)."""
+    doomed = set(elements)
+    by_parent: dict[Any, None] = {}
+    for element in elements:
+        parent = element.getparent()
+        if parent is not None and not any(a in doomed for a in element.iterancestors()):
+            by_parent.setdefault(parent, None)
+    for parent in by_parent:
+        pieces = [parent.text or ""]
+        previous = None
+        for child in list(parent):
+            if child in doomed:
+                pieces.append(child.tail or "")
+                child.tail = None
+                parent.remove(child)
+                continue
+            _set_before(parent, previous, "".join(pieces))
+            previous, pieces = child, [child.tail or ""]
+        _set_before(parent, previous, "".join(pieces))
+
+
+def _set_before(parent: lxml.html.HtmlElement, previous: Any, text: str) -> None:
+    """The text after ``previous`` (``parent``'s own text when None)."""
+    if previous is None:
+        parent.text = text or None
+    else:
+        previous.tail = text or None
+
+
+def _has_words(text: str | None) -> bool:
+    return bool(text) and bool(text.strip(_XML_SPACE))  # type: ignore[union-attr]
 
 
 def _unwrap_depth(tree: lxml.html.HtmlElement) -> int | None:
@@ -281,43 +349,58 @@ def _paragraphs(container: lxml.html.HtmlElement) -> None:
     text, container.text = container.text, None
     for child in children:
         container.remove(child)
-    nodes: list[lxml.html.HtmlElement] = []
-    paragraph: lxml.html.HtmlElement | None = None
-
-    def add_text(words: str | None) -> None:
-        nonlocal paragraph
-        if not words:
-            return
-        if paragraph is None and not words.strip():
-            if nodes:
-                nodes[-1].tail = (nodes[-1].tail or "") + words
-            else:
-                container.text = (container.text or "") + words
-            return
-        if paragraph is None:
-            paragraph = container.makeelement("p", {})
-            nodes.append(paragraph)
-        if len(paragraph):
-            paragraph[-1].tail = (paragraph[-1].tail or "") + words
-        else:
-            paragraph.text = (paragraph.text or "") + words
-
-    add_text(text)
+    paragraph = _put_text(container, None, text)
     for child in children:
         tail, child.tail = child.tail, None
-        if not _is_inline(child):
-            paragraph = None
-            nodes.append(child)
-        elif paragraph is not None:
-            paragraph.append(child)
-        elif child.text_content().strip():
-            paragraph = container.makeelement("p", {})
-            paragraph.append(child)
-            nodes.append(paragraph)
-        else:
-            nodes.append(child)
-        add_text(tail)
-    container.extend(nodes)
+        paragraph = _put_child(container, paragraph, child)
+        paragraph = _put_text(container, paragraph, tail)
+
+
+def _put_child(
+    container: lxml.html.HtmlElement,
+    paragraph: lxml.html.HtmlElement | None,
+    child: lxml.html.HtmlElement,
+) -> lxml.html.HtmlElement | None:
+    """``child`` back at the end of ``container``: a block as it was (the run ends), an inline
+    element in the open run, or opening one when it holds text; the run open after it."""
+    if not _is_inline(child):
+        container.append(child)
+        return None
+    if paragraph is None and child.text_content().strip():
+        paragraph = _opened(container)
+    (container if paragraph is None else paragraph).append(child)
+    return paragraph
+
+
+def _put_text(
+    container: lxml.html.HtmlElement, paragraph: lxml.html.HtmlElement | None, words: str | None
+) -> lxml.html.HtmlElement | None:
+    """``words`` at the end of ``container``: whitespace between runs as it was, other words in
+    the open run, or opening one; the run open after them."""
+    if not words:
+        return paragraph
+    if paragraph is None and not words.strip():
+        _append_text(container, words)
+        return None
+    if paragraph is None:
+        paragraph = _opened(container)
+    _append_text(paragraph, words)
+    return paragraph
+
+
+def _opened(container: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
+    """A new <p> at the end of ``container``."""
+    paragraph = container.makeelement("p", {})
+    container.append(paragraph)
+    return paragraph
+
+
+def _append_text(element: lxml.html.HtmlElement, words: str) -> None:
+    """``words`` after everything ``element`` holds (its last child's tail, else its text)."""
+    if len(element):
+        element[-1].tail = (element[-1].tail or "") + words
+    else:
+        element.text = (element.text or "") + words
 
 
 def _captions_opened(tree: lxml.html.HtmlElement) -> lxml.html.HtmlElement:

@@ -3,19 +3,38 @@ canonical URL (and, within an outlet, its guid). A stored article whose entry co
 another title, or a time moved later by ``REVISION_MIN_MOVE`` or more, is revised: its earlier
 title kept in ``article_revision``, ``revision`` and ``last_changed_at`` set. With an
 ``Outbox``, each new or revised article gets an ``extraction_outbox`` row in the same
-transaction (newsdesk.storage.extractions relays them to the article queue)."""
+transaction (newsdesk.storage.extractions relays them to the article queue).
+
+What is stored is bounded (``newsdesk.core.bounds``): an entry whose link or canonical URL is
+over a key's bound is refused, a guid over it left out, a title or summary over its bound cut
+(counted ``truncated``), NUL and lone surrogates removed. An entry PostgreSQL still refuses
+for its data (a limit, a value it cannot hold) is refused alone, the rest stored: the batch is
+stored again one entry a transaction, and each refused one counted ``unstorable`` and logged.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 import psycopg2.extensions
 import psycopg2.extras
+from aws_lambda_powertools import Logger
 
+from newsdesk.core.bounds import (
+    MAX_KEY_BYTES,
+    SUMMARY_MAX_CHARS,
+    TITLE_MAX_CHARS,
+    capped,
+    fits_a_key,
+    storable,
+)
 from newsdesk.core.entry import Entry
+from newsdesk.core.errors import StoreDataError
 from newsdesk.storage.database import Database
+
+logger = Logger(child=True)
 
 
 @dataclass(frozen=True)
@@ -41,10 +60,17 @@ class InsertResult:
     duplicate_url: int = 0  # an article with the same canonical URL is stored
     duplicate_guid: int = 0  # the same outlet's article with the same guid is stored
     revised: int = 0  # of the duplicates, those whose title or time changed
+    truncated: int = 0  # entries whose title or summary was cut to its bound
+    unstorable: int = 0  # entries refused: a key over its bound, or data PostgreSQL refused
 
     @property
     def skipped(self) -> int:
         return self.duplicate_url + self.duplicate_guid
+
+    def __add__(self, other: InsertResult) -> InsertResult:
+        return InsertResult(
+            *(getattr(self, f) + getattr(other, f) for f in self.__dataclass_fields__)
+        )
 
 
 class ArticleStore:
@@ -63,8 +89,44 @@ class ArticleStore:
         """Store what is new, in one transaction; for what is stored already, note that it was
         seen again, say by which key it matched, and revise what changed. ``articles`` have
         distinct canonical URLs."""
-        if not articles:
-            return InsertResult(0)
+        bounded, truncated, refused = _bounded(articles)
+        if refused:
+            logger.warning(
+                "entry refused by the store",
+                extra={
+                    "outlet": source,
+                    "entries": refused,
+                    "error": f"a link or canonical URL over {MAX_KEY_BYTES} bytes",
+                },
+            )
+        if not bounded:
+            return InsertResult(0, truncated=truncated, unstorable=refused)
+        try:
+            stored = self._insert(source, category, bounded, seen_at, outbox, revise)
+        except StoreDataError as e:
+            if len(bounded) == 1:
+                logger.warning(
+                    "entry refused by the store",
+                    extra={"outlet": source, "error": str(e), "title": bounded[0].entry.title},
+                )
+                stored = InsertResult(0, unstorable=1)
+            else:  # which one: each alone (bounded already), the others stored
+                stored = InsertResult(0)
+                for article in bounded:
+                    stored += self.insert_articles(
+                        source, category, [article], seen_at, outbox, revise
+                    )
+        return stored + InsertResult(0, truncated=truncated, unstorable=refused)
+
+    def _insert(
+        self,
+        source: str,
+        category: str,
+        articles: Sequence[Article],
+        seen_at: datetime,
+        outbox: Outbox | None,
+        revise: bool,
+    ) -> InsertResult:
         with self._db.transaction() as cursor:
             category_id = _category_id(cursor, category)
             by_url, by_guid, fresh, stored = _split_stored(cursor, source, articles)
@@ -79,6 +141,32 @@ class ArticleStore:
 
 
 Cursor = psycopg2.extensions.cursor
+
+
+def _bounded(articles: Sequence[Article]) -> tuple[list[Article], int, int]:
+    """The articles as they can be stored, how many had a text cut, how many were refused
+    (a link or canonical URL over a key's bound)."""
+    kept: list[Article] = []
+    truncated = refused = 0
+    for article in articles:
+        entry = article.entry
+        link, canonical = storable(entry.link), storable(article.canonical_url)
+        if not (fits_a_key(link) and fits_a_key(canonical)):
+            refused += 1
+            continue
+        guid = storable(entry.guid) if entry.guid else None
+        title, summary = storable(entry.title), storable(entry.summary)
+        cut_title, cut_summary = capped(title, TITLE_MAX_CHARS), capped(summary, SUMMARY_MAX_CHARS)
+        truncated += cut_title != title or cut_summary != summary
+        bounded = replace(
+            entry,
+            title=cut_title,
+            link=link,
+            summary=cut_summary,
+            guid=guid if guid and fits_a_key(guid) else None,
+        )
+        kept.append(Article(bounded, canonical))
+    return kept, truncated, refused
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,9 @@ import psycopg2.extensions
 import psycopg2.extras
 from psycopg2 import sql
 
+from newsdesk.core.bounds import TITLE_MAX_CHARS, capped, fits_a_key, storable
 from newsdesk.storage.database import Database
+from newsdesk.storage.outbox import Batch, Sent, relay_batch
 
 Cursor = psycopg2.extensions.cursor
 
@@ -28,6 +30,8 @@ BY_CONTENT_HASH = "duplicate_by_content_hash"
 BY_NEAR_DUPLICATE = "duplicate_by_near_duplicate"
 
 _COPIES_LOCK_KEY = 0x636F7079  # "copy"
+# What a page says of itself, cut to a title's bound (a 2 MB <title> is still a title).
+_TITLE_LIKE = ("page_title", "og_title", "page_published", "author", "language", "reason")
 _MAX_CHAIN = 8
 RESEND_AFTER = timedelta(hours=3)  # longer than a message can wait and be received 3 times
 MAX_SENDS = 5
@@ -146,46 +150,24 @@ class ExtractionStore:
         self._wire = sorted(wire_agencies)
 
     def relay(
-        self, send: Callable[[list[OutboxRow]], Sequence[OutboxRow]], at: datetime, limit: int
-    ) -> int:
+        self,
+        send: Callable[[list[OutboxRow]], Sequence[OutboxRow]],
+        at: datetime,
+        limit: int,
+        after: OutboxRow | None = None,
+    ) -> Batch[OutboxRow]:
         """Offer ``send`` the unsent rows due at ``at`` (up to ``limit``, none that another
-        relay holds) and mark those it sent; return how many. Should ``send`` raise, nothing
-        is marked: the rows are offered again by the next relay. Rows sent ``RESEND_AFTER``
-        ago and still here (their message lost, or dead-lettered) are offered again first, up
-        to ``MAX_SENDS`` sends; each send is counted, for a deduplication id of its own."""
-        with self._db.transaction() as cursor:
-            cursor.execute(
-                "UPDATE extraction_outbox SET sent_at = NULL WHERE sent_at < %s AND sends < %s",
-                (at - RESEND_AFTER, MAX_SENDS),
-            )
-            cursor.execute(
-                """
-                UPDATE extraction_outbox SET sends = sends + 1
-                WHERE (article_id, revision) IN (
-                    SELECT article_id, revision FROM extraction_outbox
-                    WHERE sent_at IS NULL AND not_before <= %s
-                    ORDER BY not_before, article_id
-                    LIMIT %s
-                    FOR UPDATE SKIP LOCKED
-                )
-                RETURNING article_id, revision, url, min_chars, attempts, sends
-                """,
-                (at, limit),
-            )
-            rows = [OutboxRow(*row) for row in cursor.fetchall()]
-            if not rows:
-                return 0
-            sent = send(rows)
-            cursor.execute(
-                """
-                UPDATE extraction_outbox SET sent_at = %s
-                WHERE (article_id, revision) IN (
-                    SELECT * FROM unnest(%s::bigint[], %s::integer[])
-                )
-                """,
-                (at, [r.article_id for r in sent], [r.revision for r in sent]),
-            )
-        return len(sent)
+        relay holds) and mark those it returns, the ones it sent (``storage.outbox``). Rows
+        sent ``RESEND_AFTER`` ago and still here (their message lost, or dead-lettered) are
+        offered again first, up to ``MAX_SENDS`` sends; each send is counted, for a
+        deduplication id of its own (a refused row's too: it is offered again by the next
+        relay). ``after`` changes nothing: what went is no longer due."""
+
+        def sent(rows: list[OutboxRow]) -> Sent:
+            went = set(send(rows))
+            return Sent([None if row in went else "refused" for row in rows])
+
+        return relay_batch(self._db, _OUTBOX, sent, at, limit, after)
 
     def pending(self, article_id: int, revision: int, at: datetime) -> PendingArticle | None:
         """The article if its extraction of ``revision`` is due at ``at`` (its outbox row is
@@ -234,6 +216,7 @@ class ExtractionStore:
         the original of the others and of their copies. Returns what was stored, and the
         articles that became its copies."""
         adopted: list[int] = []
+        extraction = _bounded(extraction)
         with self._db.transaction() as cursor:
             if copies is not None and copies.found:
                 extraction, adopted = _adopt(cursor, extraction, copies, self._wire)
@@ -361,6 +344,73 @@ class ExtractionStore:
             return [ArticleRow(*row) for row in cursor.fetchall()]
 
 
+class _Outbox:
+    """The extraction outbox as ``storage.outbox`` relays it."""
+
+    def due(
+        self, cursor: Cursor, at: datetime, limit: int, after: OutboxRow | None
+    ) -> list[OutboxRow]:
+        cursor.execute(
+            "UPDATE extraction_outbox SET sent_at = NULL WHERE sent_at < %s AND sends < %s",
+            (at - RESEND_AFTER, MAX_SENDS),
+        )
+        cursor.execute(
+            """
+            UPDATE extraction_outbox SET sends = sends + 1
+            WHERE (article_id, revision) IN (
+                SELECT article_id, revision FROM extraction_outbox
+                WHERE sent_at IS NULL AND not_before <= %s
+                ORDER BY not_before, article_id
+                LIMIT %s
+                FOR UPDATE SKIP LOCKED
+            )
+            RETURNING article_id, revision, url, min_chars, attempts, sends
+            """,
+            (at, limit),
+        )
+        return [OutboxRow(*row) for row in cursor.fetchall()]
+
+    def mark(
+        self,
+        cursor: Cursor,
+        at: datetime,
+        sent: list[OutboxRow],
+        refused: list[tuple[OutboxRow, str]],
+    ) -> None:
+        """The rows sent; a refused one stays unsent, its send counted."""
+        cursor.execute(
+            """
+            UPDATE extraction_outbox SET sent_at = %s
+            WHERE (article_id, revision) IN (
+                SELECT * FROM unnest(%s::bigint[], %s::integer[])
+            )
+            """,
+            (at, [r.article_id for r in sent], [r.revision for r in sent]),
+        )
+
+
+_OUTBOX = _Outbox()
+
+
+def _bounded(extraction: Extraction) -> Extraction:
+    """``extraction`` as it can be stored (``newsdesk.core.bounds``): no NUL or lone surrogate
+    in its texts, the page's title-like fields cut to a title's bound, and no page key over a
+    key's bound (its index cannot hold it)."""
+    changes: dict[str, object] = {}
+    for name in _COLUMNS:
+        value = getattr(extraction, name)
+        if isinstance(value, str):
+            value = storable(value)
+            if name in _TITLE_LIKE:
+                value = capped(value, TITLE_MAX_CHARS)
+            if value is not getattr(extraction, name):
+                changes[name] = value
+    key = changes.get("page_key", extraction.page_key)
+    if isinstance(key, str) and not fits_a_key(key):
+        changes["page_key"] = None
+    return replace(extraction, **changes) if changes else extraction  # type: ignore[arg-type]
+
+
 def _defer(cursor: Cursor, article_id: int, revision: int, retry: Retry) -> None:
     cursor.execute(
         """
@@ -384,31 +434,40 @@ def _adopt(
     originals = {root for root in roots if root is not None and root != me}
     if not originals:
         return replace(extraction, copy_of=None, copy_reason=None), []
-    # The original: the first published (the feed's time, else the collected time); on a tie
-    # (a wire story republished with the agency's own timestamp) a news agency's article before
-    # a republisher's, then the one stored first. The same articles give the same original
-    # whichever of them is extracted first.
+    first = _first_published(cursor, [*originals, me], wire)
+    if first != me:  # a copy: and so are its own copies, of the same original
+        cursor.execute("UPDATE article_extraction SET copy_of = %s WHERE copy_of = %s", (first, me))
+        return replace(extraction, copy_of=first, copy_reason=copies.reason), []
+    _made_original(cursor, me, sorted(originals), copies.reason)
+    return replace(extraction, copy_of=None, copy_reason=None), sorted(originals)
+
+
+def _first_published(cursor: Cursor, ids: list[int], wire: list[str]) -> int | None:
+    """The original of ``ids``: the first published (the feed's time, else the collected time);
+    on a tie (a wire story republished with the agency's own timestamp) a news agency's article
+    (a source in ``wire``) before a republisher's, then the one stored first. The same articles
+    give the same original whichever of them is extracted first."""
     cursor.execute(
         """
         SELECT id FROM raw_article WHERE id = ANY(%s)
         ORDER BY COALESCE(published_at, collected_at), source = ANY(%s::text[]) DESC, id
         LIMIT 1
         """,
-        ([*originals, me], wire),
+        (ids, wire),
     )
-    first = _first(cursor)
-    if first != me:  # a copy: and so are its own copies, of the same original
-        cursor.execute("UPDATE article_extraction SET copy_of = %s WHERE copy_of = %s", (first, me))
-        return replace(extraction, copy_of=first, copy_reason=copies.reason), []
+    return _first(cursor)
+
+
+def _made_original(cursor: Cursor, me: int, originals: list[int], reason: str) -> None:
+    """``me`` the original of the articles once ``originals`` and of their copies; and of the
+    issue one of them is in, if ``me`` is in none (made of a copy before its original came)."""
     cursor.execute(
-        "UPDATE article_extraction SET copy_of = %s WHERE copy_of = ANY(%s)",
-        (me, list(originals)),
+        "UPDATE article_extraction SET copy_of = %s WHERE copy_of = ANY(%s)", (me, originals)
     )
     cursor.execute(
         "UPDATE article_extraction SET copy_of = %s, copy_reason = %s WHERE article_id = ANY(%s)",
-        (me, copies.reason, list(originals)),
+        (me, reason, originals),
     )
-    # an issue made of a copy before its original arrived is the original's too
     cursor.execute(
         """
         UPDATE raw_article SET issue_id = (
@@ -416,9 +475,8 @@ def _adopt(
         )
         WHERE id = %s AND issue_id IS NULL
         """,
-        (list(originals), me),
+        (originals, me),
     )
-    return replace(extraction, copy_of=None, copy_reason=None), sorted(originals)
 
 
 def _first(cursor: Cursor) -> int | None:

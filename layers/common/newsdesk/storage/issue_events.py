@@ -1,28 +1,52 @@
 """The issue event outbox (migration 0005): one row per issue version, written in the
 transaction that made the version, so that an event is never lost; a relay publishes the rows
 not yet published and marks them. Delivery is at least once: each event carries the id
-``issue:<id>:v<version>`` for consumers to drop repeats."""
+``issue:<id>:v<version>`` for consumers to drop repeats.
+
+A detail is bounded to what PutEvents takes (``fit_detail``): each string cut to its schema's
+``maxLength``, ``added_article_ids`` to ``MAX_ADDED`` (``added_count`` keeps the number), and
+the article list shortened until the detail is at most ``DETAIL_MAX_BYTES`` in UTF-8
+(``article_count`` keeps the total). The relay (``storage.outbox``) bounds what it reads too,
+so an event written before the bound is published as well. An event the bus refuses keeps its
+error and is tried again by the next relay; those behind it go on. One it refuses for what it
+carries ``MAX_REFUSALS`` times (a refusal in a call the bus did not fail: a call that fails, a
+bus that is down, refuses nothing of the event's own) is given up: no longer offered, logged,
+counted (``EventBatch.given_up``), kept with its error for ``newsdesk events``."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from aws_lambda_powertools import Logger
 from psycopg2.extras import Json
 
-from newsdesk.core.errors import EventBusError
+from newsdesk.core.bounds import MAX_KEY_BYTES, TITLE_MAX_CHARS, capped
 from newsdesk.core.times import format_time
 from newsdesk.storage.database import Database
+from newsdesk.storage.outbox import Batch, Cursor, Sent, relay_batch
 
 CREATED, UPDATED, CLOSED = "IssueCreated", "IssueUpdated", "IssueClosed"
 SOURCE = "newsdesk.issue"
 DETAIL_VERSION = 1
-# An event lists at most this many of its issue's articles (PutEvents takes 256 KB a call).
+# An event lists at most this many of its issue's articles (PutEvents takes 256 KB a call),
+# fewer when the detail would pass DETAIL_MAX_BYTES, and at most MAX_ADDED of the added ids.
 MAX_ARTICLES = 200
+MAX_ADDED = 1000
+DETAIL_MAX_BYTES = 128 * 1024  # two such entries and a call's other fields fit in 256 KB
+# The schema's maxLength of each string (schemas/issue-event-detail.schema.json).
+NAME_MAX_CHARS = 200  # a category, an outlet
+URL_MAX_CHARS = MAX_KEY_BYTES
 # Published rows are kept this long for `newsdesk events`.
 KEEP_PUBLISHED = timedelta(days=7)
+# An event the bus refuses for what it carries this many times is given up (as the article
+# outbox sends a row at most five times): the same detail is refused the same way every run.
+MAX_REFUSALS = 5
+
+logger = Logger(child=True)
 
 
 def event_id(issue_id: int, version: int) -> str:
@@ -57,34 +81,47 @@ class IssueEvent:
         }
 
 
+_ISSUE_AS_SEEN = """
+    SELECT i.version, i.state, c.name, i.title, i.size, i.first_article_at,
+           i.last_article_at, count(a.id),
+           COALESCE(json_agg(json_build_object(
+               'id', a.id, 'source', a.source, 'title', a.title, 'url', a.origin_url,
+               'published_at', a.published_at,
+               'chars', CASE WHEN e.status = 'extract_ok' THEN e.chars END,
+               'copy_of', e.copy_of
+           ) ORDER BY a.id) FILTER (WHERE a.id IS NOT NULL), '[]')
+    FROM issue i
+    JOIN category c ON c.id = i.category_id
+    LEFT JOIN raw_article a ON a.issue_id = i.id
+    LEFT JOIN article_extraction e ON e.article_id = a.id
+    WHERE i.id = %s
+    GROUP BY i.id, c.name
+"""
+
+
 def write_event(
     cursor: Any, issue_id: int, event_type: str, added: Sequence[int], at: datetime
 ) -> None:
     """The issue's event for its current version, from the issue as this transaction sees it
     (so within the change's transaction). A version has one event: writing it again is a
     no-op."""
+    cursor.execute(_ISSUE_AS_SEEN, (issue_id,))
+    detail = fit_detail(_detail(issue_id, cursor.fetchone(), added, at))
     cursor.execute(
         """
-        SELECT i.version, i.state, c.name, i.title, i.size, i.first_article_at,
-               i.last_article_at, count(a.id),
-               COALESCE(json_agg(json_build_object(
-                   'id', a.id, 'source', a.source, 'title', a.title, 'url', a.origin_url,
-                   'published_at', a.published_at,
-                   'chars', CASE WHEN e.status = 'extract_ok' THEN e.chars END,
-                   'copy_of', e.copy_of
-               ) ORDER BY a.id) FILTER (WHERE a.id IS NOT NULL), '[]')
-        FROM issue i
-        JOIN category c ON c.id = i.category_id
-        LEFT JOIN raw_article a ON a.issue_id = i.id
-        LEFT JOIN article_extraction e ON e.article_id = a.id
-        WHERE i.id = %s
-        GROUP BY i.id, c.name
+        INSERT INTO issue_event (issue_id, version, type, detail) VALUES (%s, %s, %s, %s)
+        ON CONFLICT (issue_id, version) DO NOTHING
         """,
-        (issue_id,),
+        (issue_id, detail["version"], event_type, Json(detail)),
     )
-    row = cursor.fetchone()
+
+
+def _detail(
+    issue_id: int, row: Sequence[Any], added: Sequence[int], at: datetime
+) -> dict[str, Any]:
+    """The event's detail (schemas/issue-event-detail.schema.json) from ``_ISSUE_AS_SEEN``."""
     version, state, category, title, size, first_at, last_at, count, articles = row
-    detail = {
+    return {
         "detail_version": DETAIL_VERSION,
         "event_id": event_id(issue_id, version),
         "issue_id": issue_id,
@@ -97,16 +134,43 @@ def write_event(
         "last_article_at": format_time(last_at),
         "changed_at": format_time(at),
         "added_article_ids": sorted(added),
+        "added_count": len(added),
         "article_count": count,
         "articles": [_article(a) for a in articles[:MAX_ARTICLES]],
     }
-    cursor.execute(
-        """
-        INSERT INTO issue_event (issue_id, version, type, detail) VALUES (%s, %s, %s, %s)
-        ON CONFLICT (issue_id, version) DO NOTHING
-        """,
-        (issue_id, version, event_type, Json(detail)),
-    )
+
+
+def fit_detail(detail: dict[str, Any]) -> dict[str, Any]:
+    """``detail`` within its bounds (the module's docstring); the same detail when it is."""
+    fitted = {
+        **detail,
+        "category": capped(str(detail["category"]), NAME_MAX_CHARS),
+        "title": capped(str(detail["title"]), TITLE_MAX_CHARS),
+        "added_article_ids": list(detail["added_article_ids"])[:MAX_ADDED],
+        "articles": [
+            {
+                **a,
+                "source": capped(str(a["source"]), NAME_MAX_CHARS),
+                "title": capped(str(a["title"]), TITLE_MAX_CHARS),
+                "url": capped(str(a["url"]), URL_MAX_CHARS),
+            }
+            for a in list(detail["articles"])[:MAX_ARTICLES]
+        ],
+    }
+    fitted.setdefault("added_count", len(detail["added_article_ids"]))
+    articles: list[dict[str, Any]] = fitted["articles"]
+    # what each article adds to the JSON, its separator included; cut from the end
+    overflow = _size(fitted) - DETAIL_MAX_BYTES
+    while overflow > 0 and articles:
+        overflow -= _size(articles.pop()) + 2
+    while articles and _size(fitted) > DETAIL_MAX_BYTES:  # the estimate's last byte or two
+        articles.pop()
+    return fitted
+
+
+def _size(value: object) -> int:
+    """``value``'s JSON in UTF-8, as the bus sends it."""
+    return len(json.dumps(value, ensure_ascii=False).encode())
 
 
 def _article(article: dict[str, Any]) -> dict[str, Any]:
@@ -117,58 +181,38 @@ def _article(article: dict[str, Any]) -> dict[str, Any]:
     return article | {"published_at": published}
 
 
+@dataclass(frozen=True)
+class EventBatch(Batch[IssueEvent]):
+    """A relay transaction of the issue event outbox: and how many events it gave up."""
+
+    given_up: int = 0
+
+
 class IssueEventStore:
     def __init__(self, database: Database) -> None:
         self._database = database
 
     def relay(
         self,
-        publish: Callable[[list[IssueEvent]], dict[str, str | None]],
+        send: Callable[[list[IssueEvent]], Sent],
         at: datetime,
         limit: int,
-    ) -> tuple[int, int]:
-        """Hand up to ``limit`` unpublished events, oldest first, to ``publish`` (which returns
-        each event id's error, None when published) with their rows locked, and record what
-        it says; (published, failed). A call that fails (EventBusError) fails them all, its
-        error recorded on each. A row another relay holds is skipped."""
-        with self._database.transaction() as cursor:
-            cursor.execute(
-                """
-                SELECT issue_id, version, type, detail, created_at, published_at, attempts,
-                       last_error
-                FROM issue_event
-                WHERE published_at IS NULL
-                ORDER BY created_at, issue_id, version
-                LIMIT %s
-                FOR UPDATE SKIP LOCKED
-                """,
-                (limit,),
-            )
-            events = [IssueEvent(*row) for row in cursor.fetchall()]
-            if not events:
-                return 0, 0
-            try:
-                errors = publish(events)
-            except EventBusError as e:
-                errors = {event.id: str(e) for event in events}
-            published = [e for e in events if errors.get(e.id, "not published") is None]
-            failed = [e for e in events if errors.get(e.id, "not published") is not None]
-            for event in published:
-                cursor.execute(
-                    "UPDATE issue_event SET published_at = %s, attempts = attempts + 1, "
-                    "last_error = NULL WHERE issue_id = %s AND version = %s",
-                    (at, event.issue_id, event.version),
-                )
-            for event in failed:
-                cursor.execute(
-                    "UPDATE issue_event SET attempts = attempts + 1, last_error = %s "
-                    "WHERE issue_id = %s AND version = %s",
-                    (errors.get(event.id, "not published"), event.issue_id, event.version),
-                )
-            cursor.execute(
-                "DELETE FROM issue_event WHERE published_at < %s", (at - KEEP_PUBLISHED,)
-            )
-        return len(published), len(failed)
+        after: IssueEvent | None = None,
+    ) -> EventBatch:
+        """Offer ``send`` up to ``limit`` unpublished events, oldest first (after ``after``,
+        the last a previous call offered), their rows locked, and record what it says
+        (``storage.outbox``): each offer counts an attempt, a refused event keeps its error,
+        and the next call goes on after it; an event refused ``MAX_REFUSALS`` times in calls
+        ``send`` did not fail is given up. A row another relay holds is skipped."""
+        outbox = _Outbox()
+
+        def sending(events: list[IssueEvent]) -> Sent:
+            sent = send(events)
+            outbox.call_failed = sent.stopped
+            return sent
+
+        batch = relay_batch(self._database, outbox, sending, at, limit, after)
+        return EventBatch(batch.rows, batch.sent, batch.refused, batch.stopped, outbox.given_up)
 
     def events(self, since: datetime | None = None, limit: int = 100) -> list[IssueEvent]:
         """The newest events (written since ``since``), oldest first."""
@@ -187,3 +231,70 @@ class IssueEventStore:
                 {"since": since, "limit": limit},
             )
             return [IssueEvent(*row) for row in cursor.fetchall()]
+
+
+class _Outbox:
+    """The issue event outbox as ``storage.outbox`` relays it, for one relay transaction."""
+
+    def __init__(self) -> None:
+        self.call_failed = False  # the bus failed the call: its refusals are not the events'
+        self.given_up = 0
+
+    def due(
+        self, cursor: Cursor, at: datetime, limit: int, after: IssueEvent | None
+    ) -> list[IssueEvent]:
+        """Unpublished events after ``after``, bounded as they are published."""
+        cursor.execute(
+            """
+            SELECT issue_id, version, type, detail, created_at, published_at, attempts,
+                   last_error
+            FROM issue_event
+            WHERE published_at IS NULL AND refusals < %(refusals)s
+              AND (%(created)s::timestamptz IS NULL
+                   OR (created_at, issue_id, version) > (%(created)s, %(issue)s, %(version)s))
+            ORDER BY created_at, issue_id, version
+            LIMIT %(limit)s
+            FOR UPDATE SKIP LOCKED
+            """,
+            {
+                "created": after.created_at if after else None,
+                "issue": after.issue_id if after else None,
+                "version": after.version if after else None,
+                "limit": limit,
+                "refusals": MAX_REFUSALS,
+            },
+        )
+        events = [IssueEvent(*row) for row in cursor.fetchall()]
+        return [replace(e, detail=fit_detail(e.detail)) for e in events]
+
+    def mark(
+        self,
+        cursor: Cursor,
+        at: datetime,
+        sent: list[IssueEvent],
+        refused: list[tuple[IssueEvent, str]],
+    ) -> None:
+        """The events published, those refused with their error, an attempt each (and a
+        refusal, unless the bus failed the call: at MAX_REFUSALS the event is given up); and
+        those published ``KEEP_PUBLISHED`` ago forgotten."""
+        for event in sent:
+            cursor.execute(
+                "UPDATE issue_event SET published_at = %s, attempts = attempts + 1, "
+                "last_error = NULL WHERE issue_id = %s AND version = %s",
+                (at, event.issue_id, event.version),
+            )
+        refusal = 0 if self.call_failed else 1
+        for event, error in refused:
+            cursor.execute(
+                "UPDATE issue_event SET attempts = attempts + 1, refusals = refusals + %s,"
+                " last_error = %s WHERE issue_id = %s AND version = %s RETURNING refusals",
+                (refusal, error, event.issue_id, event.version),
+            )
+            row = cursor.fetchone()
+            if refusal and row is not None and row[0] >= MAX_REFUSALS:
+                self.given_up += 1
+                logger.warning(
+                    "issue event given up: the bus refused it every time",
+                    extra={"event_id": event.id, "refusals": row[0], "error": error},
+                )
+        cursor.execute("DELETE FROM issue_event WHERE published_at < %s", (at - KEEP_PUBLISHED,))

@@ -64,6 +64,37 @@ def clustering_lock(database: Database, category_id: int) -> Iterator[bool]:
                 )
 
 
+# The clustering window (window()): its articles, each with its issue's state, but thin pages,
+# copies and articles still waiting for their page.
+_WINDOW = """
+    WITH chosen AS (
+        -- two index scans (collected_at; the open issues' articles), not one OR
+        SELECT id FROM raw_article
+        WHERE collected_at >= %(since)s
+          AND (%(until)s::timestamptz IS NULL OR collected_at <= %(until)s)
+          AND (%(category)s::int IS NULL OR category_id = %(category)s)
+        UNION
+        SELECT a.id FROM issue i JOIN raw_article a ON a.issue_id = i.id
+        WHERE (i.state = 'open' OR i.closed_at >= %(until)s)
+          AND (%(category)s::int IS NULL OR i.category_id = %(category)s)
+          AND (%(until)s::timestamptz IS NULL OR a.collected_at <= %(until)s)
+    )
+    SELECT a.id, a.category_id, c.name, a.title, a.issue_id,
+           COALESCE(i.state = 'open' OR i.closed_at >= %(until)s, false),
+           COALESCE(i.leader_id = a.id, false), a.collected_at
+    FROM chosen
+    JOIN raw_article a ON a.id = chosen.id
+    JOIN category c ON c.id = a.category_id
+    LEFT JOIN issue i ON i.id = a.issue_id
+    LEFT JOIN article_extraction e ON e.article_id = a.id
+    WHERE (e.status IS NULL OR e.status <> 'filtered_thin')
+      AND (%(copies)s OR e.copy_of IS NULL)
+      AND (%(pending_before)s::timestamptz IS NULL OR a.collected_at < %(pending_before)s
+           OR NOT EXISTS (SELECT 1 FROM extraction_outbox o WHERE o.article_id = a.id))
+    ORDER BY a.category_id, a.id
+    """
+
+
 def window(
     database: Database,
     since: datetime,
@@ -73,41 +104,15 @@ def window(
     category_id: int | None = None,
 ) -> list[WindowArticle]:
     """The articles collected since ``since`` (and up to ``until``: a run as if it were then)
-    in ``category_id`` (None: every category),
-    with every article of the issues open then, by category, in ascending id order, but those
+    in ``category_id`` (None: every category), with every article of the issues open then, by
+    category, in ascending id order, but those
     whose page was too thin to be an article, copies of another (unless ``copies``: they join
     their original's issue, ``attach_copies``), and those still waiting for their extraction
     that were collected after ``pending_before`` (their text may yet show them thin or a copy;
     None: none wait)."""
     with database.transaction() as cursor:
         cursor.execute(
-            """
-            WITH chosen AS (
-                -- two index scans (collected_at; the open issues' articles), not one OR
-                SELECT id FROM raw_article
-                WHERE collected_at >= %(since)s
-                  AND (%(until)s::timestamptz IS NULL OR collected_at <= %(until)s)
-                  AND (%(category)s::int IS NULL OR category_id = %(category)s)
-                UNION
-                SELECT a.id FROM issue i JOIN raw_article a ON a.issue_id = i.id
-                WHERE (i.state = 'open' OR i.closed_at >= %(until)s)
-                  AND (%(category)s::int IS NULL OR i.category_id = %(category)s)
-                  AND (%(until)s::timestamptz IS NULL OR a.collected_at <= %(until)s)
-            )
-            SELECT a.id, a.category_id, c.name, a.title, a.issue_id,
-                   COALESCE(i.state = 'open' OR i.closed_at >= %(until)s, false),
-                   COALESCE(i.leader_id = a.id, false), a.collected_at
-            FROM chosen
-            JOIN raw_article a ON a.id = chosen.id
-            JOIN category c ON c.id = a.category_id
-            LEFT JOIN issue i ON i.id = a.issue_id
-            LEFT JOIN article_extraction e ON e.article_id = a.id
-            WHERE (e.status IS NULL OR e.status <> 'filtered_thin')
-              AND (%(copies)s OR e.copy_of IS NULL)
-              AND (%(pending_before)s::timestamptz IS NULL OR a.collected_at < %(pending_before)s
-                   OR NOT EXISTS (SELECT 1 FROM extraction_outbox o WHERE o.article_id = a.id))
-            ORDER BY a.category_id, a.id
-            """,
+            _WINDOW,
             {
                 "since": since,
                 "until": until,
@@ -238,44 +243,47 @@ def _take(cursor: Any, issue_id: int, ids: list[int]) -> None:
         raise StoreError(f"articles {ids} changed while issue {issue_id} was being stored")
 
 
+# The newest issues (list_issues()), each with its articles as JSON.
+_NEWEST_ISSUES = """
+    SELECT i.id, c.name, i.title, i.size, i.created_at, i.state, i.version,
+           i.first_article_at, i.last_article_at,
+           json_agg(json_build_object(
+               'id', a.id, 'source', a.source, 'title', a.title,
+               'chars', CASE WHEN e.status = 'extract_ok' THEN e.chars END,
+               'copy_of', CASE WHEN e.copy_of IS NULL THEN NULL ELSE
+                   json_build_object('id', e.copy_of, 'reason', e.copy_reason) END
+           ) ORDER BY a.id)
+    FROM issue i
+    JOIN category c ON c.id = i.category_id
+    JOIN raw_article a ON a.issue_id = i.id
+    LEFT JOIN article_extraction e ON e.article_id = a.id
+    GROUP BY i.id, c.name
+    ORDER BY i.id DESC
+    LIMIT %s
+    """
+
+
 def list_issues(database: Database, limit: int = 50) -> list[dict[str, Any]]:
     """The newest issues with their articles (each with its text's length, and the article
     it copies, if it is a copy), for `newsdesk issues`."""
     with database.transaction() as cursor:
-        cursor.execute(
-            """
-            SELECT i.id, c.name, i.title, i.size, i.created_at, i.state, i.version,
-                   i.first_article_at, i.last_article_at,
-                   json_agg(json_build_object(
-                       'id', a.id, 'source', a.source, 'title', a.title,
-                       'chars', CASE WHEN e.status = 'extract_ok' THEN e.chars END,
-                       'copy_of', CASE WHEN e.copy_of IS NULL THEN NULL ELSE
-                           json_build_object('id', e.copy_of, 'reason', e.copy_reason) END
-                   ) ORDER BY a.id)
-            FROM issue i
-            JOIN category c ON c.id = i.category_id
-            JOIN raw_article a ON a.issue_id = i.id
-            LEFT JOIN article_extraction e ON e.article_id = a.id
-            GROUP BY i.id, c.name
-            ORDER BY i.id DESC
-            LIMIT %s
-            """,
-            (limit,),
-        )
+        cursor.execute(_NEWEST_ISSUES, (limit,))
         rows = cursor.fetchall()
-    return [
-        {
-            "id": r[0],
-            "category": r[1],
-            "title": r[2],
-            "size": r[3],
-            "created_at": format_time(r[4]),
-            "state": r[5],
-            "version": r[6],
-            "first_article_at": format_time(r[7]),
-            "last_article_at": format_time(r[8]),
-            "article_ids": [a["id"] for a in r[9]],
-            "articles": r[9],
-        }
-        for r in rows
-    ]
+    return [_listed(row) for row in rows]
+
+
+def _listed(row: tuple[Any, ...]) -> dict[str, Any]:
+    """An issue as `newsdesk issues` shows it, from a row of ``_NEWEST_ISSUES``."""
+    return {
+        "id": row[0],
+        "category": row[1],
+        "title": row[2],
+        "size": row[3],
+        "created_at": format_time(row[4]),
+        "state": row[5],
+        "version": row[6],
+        "first_article_at": format_time(row[7]),
+        "last_article_at": format_time(row[8]),
+        "article_ids": [a["id"] for a in row[9]],
+        "articles": row[9],
+    }

@@ -1,0 +1,125 @@
+"""`newsdesk collect`: one collection round locally, through the fan-out, the worker and the
+extractor functions as they run in Lambda; each feed's line, the totals and each page's outcome,
+or one JSON object. Exit 1 if a message failed, else 3 if feeds were attempted and not one
+succeeded."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from datetime import tzinfo
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from newsdesk.core.report import COOLING_DOWN, FETCHED, SUCCEEDED, totals
+from newsdesk.core.settings import Settings
+from newsdesk_local.commands import arguments, context
+from newsdesk_local.output import EXIT_FAILED, EXIT_NO_FEED, EXIT_OK, dump, error, one_line
+
+if TYPE_CHECKING:
+    from newsdesk_local.driver import RoundResult
+
+
+def add(commands: arguments.Commands) -> None:
+    collect = commands.add_parser("collect", help="run one collection round locally")
+    collect.add_argument("--sources", type=Path, help="sources.yaml (default: the bundled one)")
+    collect.add_argument("--json", action="store_true", help=arguments.JSON_HELP)
+    collect.add_argument(
+        "--concurrency",
+        type=arguments.positive,
+        default=8,
+        help="worker Lambdas at once (default 8)",
+    )
+    collect.add_argument(
+        "--scheduled",
+        action="store_true",
+        help="only the feeds that are due, as a scheduled round (default: every feed)",
+    )
+    collect.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk_local.driver import run_collect_round
+
+    if args.sources is not None:
+        env["SOURCES_PATH"] = str(args.sources.resolve())
+    outlets = context.outlets(env)
+    zone = Settings.from_env(env).zone
+    with context.runtime(env) as runtime:
+        result = run_collect_round(runtime, args.concurrency, outlets, not args.scheduled)
+    if args.json:
+        dump(as_json(result), out)
+    else:
+        print_round(result, runtime.log_path, zone, out)
+    return exit_code(result)
+
+
+def as_json(result: RoundResult) -> dict[str, Any]:
+    return {
+        "outlets": [o.entry() for o in result.outlets],
+        "totals": totals(result.outlets),
+        "articles": [a.as_dict() for a in result.articles],
+    }
+
+
+def print_round(result: RoundResult, log_path: Path, zone: tzinfo, out: TextIO) -> None:
+    for outlet in result.outlets:
+        if outlet.skipped == COOLING_DOWN:
+            print(outlet.cooling_line(zone), file=out)
+            continue
+        for feed in outlet.feeds:
+            print(feed.log_line(zone), file=out)
+    for line in totals_lines(result):
+        print(line, file=out)
+    if result.articles or result.articles_failed:
+        for article in result.articles:
+            print(article.line(zone), file=out)
+        print(pages_line(result), file=out)
+    print(f"Round: {result.seconds:.1f} s; Lambda logs in {log_path}", file=out)
+
+
+def totals_lines(result: RoundResult) -> list[str]:
+    """The round's feeds, articles and schedule, a line each."""
+    summed = totals(result.outlets)
+    attempted, failed = summed["feeds_attempted"], summed["feeds_failed"]
+    cooling = sum(o.skipped == COOLING_DOWN for o in result.outlets)
+    return [
+        f"Feeds: {attempted} attempted, {attempted - failed} ok, {failed} failed, "
+        f"{summed['feeds_skipped']} skipped by the outlet breaker ({len(result.outlets)} outlets, "
+        f"{cooling} cooling down)",
+        f"Articles: {summed['new']} new, {summed['duplicate']} duplicate, "
+        f"{summed['photo_filtered']} photo-filtered (of {summed['entries_seen']} entries; "
+        f"duplicates: {summed['duplicate_in_message']} within the round, "
+        f"{summed['duplicate_url']} by URL, {summed['duplicate_guid']} by guid)",
+        f"Schedule: {summed['feeds_not_modified']} not modified, {summed['feeds_not_due']} not "
+        f"due, {summed['feeds_skipped_open_breaker']} skipped while their outlet cools down, "
+        f"{summed['messages_stale']} stale messages; {summed['bytes_received'] / 1024:.1f} kB "
+        "received",
+    ]
+
+
+def pages_line(result: RoundResult) -> str:
+    counts = Counter(a.status for a in result.articles)
+    copies = sum(a.copy_of is not None for a in result.articles)
+    copies += sum(len(a.original_of) for a in result.articles)
+    return (
+        f"Pages: {counts['extract_ok']} ok, {counts['filtered_thin']} thin, "
+        f"{counts['extract_empty']} empty, {counts['list_page']} list pages, "
+        f"{counts['extract_error']} failed, {counts['deferred']} waiting for their host; "
+        f"{copies} found to copy another article; {len(result.articles_failed)} messages failed"
+    )
+
+
+def exit_code(result: RoundResult) -> int:
+    """1 if a message failed (SQS would retry it); else 3 if feeds were attempted and not one
+    succeeded (offline, or every outlet down); else 0, a round with nothing due included."""
+    for failure in result.failed:
+        error(f"outlet {failure.source}: {one_line(failure.error)}")
+    if result.failed:
+        return EXIT_FAILED
+    statuses = [f.status for o in result.outlets for f in o.feeds]
+    attempted = sum(s in FETCHED for s in statuses)
+    if attempted and not any(s in SUCCEEDED for s in statuses):
+        error(f"not one of the {attempted} feeds attempted succeeded")
+        return EXIT_NO_FEED
+    return EXIT_OK

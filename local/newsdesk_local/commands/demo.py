@@ -1,0 +1,142 @@
+"""`newsdesk demo`: the bundled sample feeds and pages served on 127.0.0.1
+(``newsdesk_local.demo``), collected and clustered, then a round later (one feed has an update
+of a story that is an issue now) again; printed as `collect`, `cluster`, `issues` and `events`
+print, or one JSON object. Its data starts from nothing every time, in NEWSDESK_DATA_DIR/demo.
+Exit codes as `collect`'s, of both rounds (1 before 3)."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from newsdesk.core.report import totals
+from newsdesk.core.settings import Settings
+from newsdesk_local.commands import arguments, cluster, collect, context, events, issues
+from newsdesk_local.output import EXIT_OK, dump
+
+if TYPE_CHECKING:
+    from newsdesk.core.sources import Outlet
+    from newsdesk.storage.issue_events import IssueEvent
+    from newsdesk_local.driver import RoundResult
+    from newsdesk_local.feedserver import FeedServer
+
+
+@dataclass
+class DemoRun:
+    """What the demo's two rounds gave, and what the database holds after them."""
+
+    first: RoundResult
+    first_cluster: dict[str, Any]
+    second: RoundResult
+    second_cluster: dict[str, Any]
+    issues: list[dict[str, Any]]  # newest first
+    events: list[IssueEvent]
+    log_path: Path
+
+    def exit_code(self) -> int:
+        """The rounds' exit codes as one: 1 (a message failed) before 3 (no feed succeeded)."""
+        codes = map(collect.exit_code, (self.first, self.second))
+        return min((code for code in codes if code), default=EXIT_OK)
+
+
+def add(commands: arguments.Commands) -> None:
+    demo = commands.add_parser(
+        "demo", help="serve bundled sample feeds on 127.0.0.1, collect them and cluster them"
+    )
+    demo.add_argument("--json", action="store_true", help=arguments.JSON_HELP)
+    demo.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk_local.demo import serve_demo_feeds, write_sources
+    from newsdesk_local.feedserver import FeedServer
+
+    data_dir = Settings.from_env(env).data_dir / "demo"
+    shutil.rmtree(data_dir, ignore_errors=True)  # the demo starts from nothing every time
+    with FeedServer() as server:
+        sources = write_sources(serve_demo_feeds(server), data_dir / "sources.yaml")
+        demo_env = demo_environment(env, data_dir, sources)
+        outlets = context.outlets(demo_env)
+        if not args.json:
+            print(f"Serving demo feeds at {server.base_url}; data in {data_dir}", file=out)
+        done = two_rounds(demo_env, server, outlets)
+    if args.json:
+        dump(as_json(done), out)
+    else:
+        print_demo(done, Settings.from_env(env).zone, out)
+    return done.exit_code()
+
+
+def demo_environment(env: dict[str, str], data_dir: Path, sources: Path) -> dict[str, str]:
+    """The caller's environment but for its services (the demo has its own) and settings for
+    a loopback feed server."""
+    demo_env = {
+        key: value
+        for key, value in env.items()
+        if key not in {"DATABASE_URL", "AWS_ENDPOINT_URL", "DB_SECRET_ARN"}
+    }
+    demo_env.update(
+        NEWSDESK_DATA_DIR=str(data_dir),
+        SOURCES_PATH=str(sources),
+        FETCH_ALLOW_PRIVATE_NETWORKS="true",
+        FETCH_TIMEOUT_SECONDS="5",
+        # every demo page is on one host, 127.0.0.1: paced, but not as a real outlet is
+        EXTRACT_HOST_INTERVAL_SECONDS="0.1",
+    )
+    return demo_env
+
+
+def two_rounds(demo_env: dict[str, str], server: FeedServer, outlets: list[Outlet]) -> DemoRun:
+    """The first round collected and clustered, the second round's feeds served, it collected
+    and clustered; the issues and events stored."""
+    from newsdesk.storage.issue_events import IssueEventStore
+    from newsdesk.storage.issues import list_issues
+    from newsdesk_local.demo import serve_second_round
+    from newsdesk_local.driver import run_cluster, run_collect_round, scheduled_event
+
+    with context.runtime(demo_env) as runtime:
+        first = run_collect_round(runtime, 4, outlets)
+        first_cluster = run_cluster(runtime, scheduled_event(datetime.now(UTC)))
+        # a round later: one feed has an update of a story that is an issue now
+        serve_second_round(server)
+        second = run_collect_round(runtime, 4, outlets)
+        second_cluster = run_cluster(runtime, scheduled_event(datetime.now(UTC)))
+        database = runtime.database()
+        stored = list_issues(database)
+        written = IssueEventStore(database).events()
+        database.close()
+    return DemoRun(first, first_cluster, second, second_cluster, stored, written, runtime.log_path)
+
+
+def as_json(done: DemoRun) -> dict[str, Any]:
+    return {
+        "collect": collect.as_json(done.first),
+        "cluster": cluster.as_json(done.first_cluster),
+        "second_round": {
+            "collect": collect.as_json(done.second),
+            "cluster": cluster.as_json(done.second_cluster),
+        },
+        "events": [e.as_dict() for e in done.events],
+    }
+
+
+def print_demo(done: DemoRun, zone: tzinfo, out: TextIO) -> None:
+    collect.print_round(done.first, done.log_path, zone, out)
+    cluster.print_run(done.first_cluster, out, listed=False)
+    print("\nA round later (one feed has an update of a story):", file=out)
+    for article in done.second.articles:
+        print(article.line(zone), file=out)
+    summed = totals(done.second.outlets)
+    print(f"Feeds: {summed['feeds_attempted']} attempted; new articles: {summed['new']}", file=out)
+    cluster.print_run(done.second_cluster, out)
+    print("\nIssues, oldest first:", file=out)
+    issues.print_issues(done.issues[::-1], zone, out)
+    print(
+        "\nIssue events (locally kept in the outbox; deployed, published to the issue bus):",
+        file=out,
+    )
+    events.print_events(done.events, zone, out)

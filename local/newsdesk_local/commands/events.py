@@ -1,0 +1,70 @@
+"""`newsdesk events`: the issue events of the outbox, oldest first (locally, where no bus is
+emulated: what would have been published), or one JSON object. It only reads PostgreSQL."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import tzinfo
+from typing import TYPE_CHECKING, TextIO
+
+from newsdesk.core.settings import Settings
+from newsdesk.core.times import local_time
+from newsdesk_local.commands import arguments
+from newsdesk_local.output import EXIT_OK, dump
+
+if TYPE_CHECKING:
+    from newsdesk.storage.issue_events import IssueEvent
+
+
+def add(commands: arguments.Commands) -> None:
+    events = commands.add_parser(
+        "events", help="the issue events written (locally: what would have been published)"
+    )
+    events.add_argument("--json", action="store_true", help=arguments.JSON_HELP)
+    events.add_argument(
+        "--since", type=arguments.time, help="written since (ISO 8601, UTC if bare)"
+    )
+    events.add_argument(
+        "--limit", type=arguments.positive, default=100, help="at most this many (100)"
+    )
+    events.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk.storage.issue_events import IssueEventStore
+    from newsdesk_local.services import read_only_database
+
+    settings = Settings.from_env(env)
+    events: list[IssueEvent] = []
+    with read_only_database(settings) as database:  # creates nothing, migrates nothing
+        if database is not None:
+            events = IssueEventStore(database).events(args.since, args.limit)
+    if args.json:
+        dump({"events": [e.as_dict() for e in events]}, out)
+        return EXIT_OK
+    print_events(events, settings.zone, out)
+    return EXIT_OK
+
+
+def print_events(events: list[IssueEvent], zone: tzinfo, out: TextIO) -> None:
+    if not events:
+        print("No issue events yet.", file=out)
+    for event in events:
+        print(event_line(event, zone), file=out)
+
+
+def event_line(event: IssueEvent, zone: tzinfo) -> str:
+    """``TIME IssueUpdated issue:1:v2 [정치] title (4 articles, added #33; not published)``."""
+    detail = event.detail
+    published = (
+        f"published {local_time(event.published_at, zone)}"
+        if event.published_at
+        else "not published" + (f" ({event.last_error})" if event.last_error else "")
+    )
+    added = detail["added_article_ids"]
+    return (
+        f"{local_time(detail['changed_at'], zone)} {event.type} {event.id} "
+        f"[{detail['category']}] {detail['title']} ({detail['size']} articles"
+        + (f", added {', '.join(f'#{a}' for a in added)}" if added else "")
+        + f"; {published})"
+    )

@@ -1,0 +1,74 @@
+"""`newsdesk issues`: the newest issues with their articles, each copy under its original, or
+one JSON object. It only reads PostgreSQL: it creates nothing and migrates nothing (no issue yet
+where there is no database)."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import tzinfo
+from typing import Any, TextIO
+
+from newsdesk.core.settings import Settings
+from newsdesk.core.times import local_time
+from newsdesk_local.commands import arguments
+from newsdesk_local.output import dump
+
+
+def add(commands: arguments.Commands) -> None:
+    issues = commands.add_parser("issues", help="list the newest issues and their articles")
+    issues.add_argument("--json", action="store_true", help=arguments.JSON_HELP)
+    issues.add_argument(
+        "--limit", type=arguments.positive, default=50, help="at most this many (50)"
+    )
+    issues.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk.storage.issues import list_issues
+    from newsdesk_local.services import read_only_database
+
+    settings = Settings.from_env(env)
+    with read_only_database(settings) as database:  # creates nothing, migrates nothing
+        issues = list_issues(database, args.limit) if database is not None else []
+    if args.json:
+        dump({"issues": issues}, out)
+    else:
+        print_issues(issues, settings.zone, out)
+    return 0
+
+
+def print_issues(issues: list[dict[str, Any]], zone: tzinfo, out: TextIO) -> None:
+    if not issues:
+        print("No issues yet.", file=out)
+    for issue in issues:
+        first, last = (local_time(issue[k], zone) for k in ("first_article_at", "last_article_at"))
+        span = first if last == first else f"{first} – {last}"
+        print(
+            f"#{issue['id']} [{issue['category']}] {issue['title']} "
+            f"({issue['size']} articles, {span}; {issue['state']}, version {issue['version']})",
+            file=out,
+        )
+        print_articles(issue["articles"], out)
+
+
+def print_articles(articles: list[dict[str, Any]], out: TextIO) -> None:
+    """An issue's articles, each copy under its original (when the original is listed)."""
+    copies: dict[int, list[dict[str, Any]]] = {}
+    for article in articles:
+        if article.get("copy_of"):
+            copies.setdefault(article["copy_of"]["id"], []).append(article)
+    shown = {a["id"] for a in articles if not a.get("copy_of")}
+    for article in articles:
+        copy = article.get("copy_of")
+        if copy and copy["id"] in shown:
+            continue  # under its original
+        print(f"    {article_line(article)}", file=out)
+        for copied in copies.get(article["id"], []):
+            reason = copied["copy_of"]["reason"].removeprefix("duplicate_by_")
+            print(f"        copy ({reason}): {article_line(copied)}", file=out)
+
+
+def article_line(article: dict[str, Any]) -> str:
+    chars = article.get("chars")
+    text = f"{chars} chars" if chars else "no text"
+    return f"#{article['id']} {article['source']}: {article['title']} ({text})"

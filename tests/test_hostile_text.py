@@ -1,0 +1,206 @@
+"""Hostile text in feeds (issue 22, points 2, 4 and 5): an entity used many times, character
+references XML refuses, and markup built to make a scan quadratic. Each feed goes the whole
+path of one feed (the loopback server, parse, store in PostgreSQL) where it can fail a feed;
+the summary handling is fed megabytes directly. benchmarks/hostile_text.py measures the costs."""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from newsdesk.aws.clients import dynamodb_client
+from newsdesk.aws.state_table import StateTable
+from newsdesk.collect.collector import CollectPolicy, OutletCollector
+from newsdesk.collect.markup import html_text, well_formed_references
+from newsdesk.collect.parse import (
+    ENTITY_EXPANSION_BUDGET,
+    MAX_PLAIN_ENTITIES,
+    parse_feed,
+    without_unsafe_entities,
+)
+from newsdesk.core.messages import OutletMessage
+from newsdesk.core.report import FEED_OK, FeedReport
+from newsdesk.core.settings import Settings
+from newsdesk.core.sources import Feed, Outlet
+from newsdesk.storage.articles import ArticleStore
+from newsdesk.storage.database import Database
+from tests.test_hostile_feeds import AT, MB, item, peak_of, rss, stored
+
+
+@pytest.fixture
+def collect_feed(database: Database, aws_env: object) -> Callable[[str], FeedReport]:
+    """collect_feed(url) -> the feed's report, after one worker's pass."""
+
+    def collect(url: str, **settings: Any) -> FeedReport:
+        settings = {"fetch_allow_private_networks": True, **settings}
+        collector = OutletCollector(
+            CollectPolicy.from_settings(Settings(**settings)),
+            ArticleStore(database),
+            StateTable(dynamodb_client(), "newsdesk-state"),
+            clock=lambda: AT + timedelta(minutes=1),
+        )
+        outlet = Outlet("연합뉴스", (Feed("연합뉴스", url, "정치"),))
+        (report,) = collector.collect(OutletMessage(outlet, AT)).feeds
+        return report
+
+    return collect
+
+
+# --- a large entity used many times (point 2) --------------------------------------------------
+
+
+def entity_feed(value: str, uses: int) -> bytes:
+    return rss(
+        item("&big;" * uses) + item("이웃 기사", "https://news.example/a/2"),
+        prolog=f'<!DOCTYPE rss [<!ENTITY big "{value}">]>',
+    )
+
+
+def test_a_large_entity_used_many_times_is_not_expanded(serve, collect_feed, database):
+    # GIVEN a 1.2 MB feed whose one entity (400,000 Hangul characters) its title uses 30 times:
+    # expanded, a 12,000,000-character title (issue 22; the worker grew by hundreds of MB)
+    body = entity_feed("가" * 400_000, 30)
+    assert 1.1 * MB < len(body) < 1.3 * MB
+    parse_feed(rss(item()))  # imports and compiles first: the attack's own cost is next
+    # WHEN it is parsed THEN the declaration is dropped: what Python allocates stays a few
+    # times the body (before: 86 MB), and the title keeps its references as text
+    assert peak_of(lambda: parse_feed(body)) < 8 * MB
+    report = collect_feed(serve("/entity.xml", body=body))
+    assert (report.status, report.new) == (FEED_OK, 2)
+    titles = [row["title"] for row in stored(database)]
+    assert titles == ["&big;" * 30, "이웃 기사"]
+
+
+def test_a_plain_entity_within_the_budget_still_expands():
+    body = entity_feed("연합뉴스", 3)
+    assert parse_feed(body).entries[0].title == "연합뉴스" * 3
+    over = entity_feed("가" * 1000, ENTITY_EXPANSION_BUDGET // 3000 + 1)  # 3 bytes a character
+    assert b"<!ENTITY big" not in without_unsafe_entities(over)
+
+
+def test_plain_entities_past_the_thousandth_are_dropped():
+    declarations = "".join(f'<!ENTITY e{n} "{n}">' for n in range(MAX_PLAIN_ENTITIES + 1))
+    defused = without_unsafe_entities(f"<!DOCTYPE rss [{declarations}]>".encode())
+    assert f'<!ENTITY e{MAX_PLAIN_ENTITIES - 1} "'.encode() in defused
+    assert f"<!ENTITY e{MAX_PLAIN_ENTITIES} ".encode() not in defused
+
+
+def test_a_declaration_never_closed_is_kept_as_it_is():
+    # many "<!ENTITY" and no ">": matched once, to the end, and left to the parser to refuse
+    # (a search that needed the ">" scanned to the end again from each: 200,000 of them took
+    # 11 minutes; benchmarks/hostile_text.py)
+    body = b"<!DOCTYPE rss [" + b"<!ENTITY x " * 2_000
+    assert without_unsafe_entities(body) == body
+
+
+# --- character references XML refuses (point 4) ------------------------------------------------
+
+EMOJI = "\U0001f600"
+# How a feed in an encoding that is not ASCII-compatible begins: its byte order mark, or none
+# (its declaration's "<?xml" says it, XML 1.0 appendix F), and what its declaration names.
+WIDE = {
+    "utf-16-le": (codecs.BOM_UTF16_LE, "utf-16"),
+    "utf-16-be": (b"", "utf-16"),
+    "utf-32-le": (codecs.BOM_UTF32_LE, "utf-32"),
+    "utf-32-be": (b"", "utf-32"),
+    "cp500": (b"", "cp500"),  # EBCDIC
+}
+# (in the title, what is stored, how many references were replaced, the feed's encoding)
+REFERENCES: dict[str, tuple[str, str, int, str]] = {
+    "a surrogate pair, hex": ("웃음 &#xD83D;&#xDE00;", f"웃음 {EMOJI}", 0, "utf-8"),
+    "a surrogate pair, decimal": ("웃음 &#55357;&#56832;", f"웃음 {EMOJI}", 0, "utf-8"),
+    "a surrogate pair, zero-padded": ("웃음 &#x0D83D;&#x00DE00;", f"웃음 {EMOJI}", 0, "utf-8"),
+    "a lone high surrogate": ("웃음 &#xD83D; 끝", "웃음 \ufffd 끝", 1, "utf-8"),
+    "a lone low surrogate": ("웃음 &#56832; 끝", "웃음 \ufffd 끝", 1, "utf-8"),
+    "a pair the wrong way round": ("웃음 &#xDE00;&#xD83D;", "웃음 \ufffd\ufffd", 2, "utf-8"),
+    "past U+10FFFF": ("웃음 &#x110000; 끝", "웃음 \ufffd 끝", 1, "utf-8"),
+    "past any integer": ("웃음 &#99999999999999999999; 끝", "웃음 \ufffd 끝", 1, "utf-8"),
+    # the bodies decode_feed read into UTF-8 before: UnicodeEncodeError, the whole feed failed
+    "a pair, UTF-16 LE with its mark": ("웃음 &#xD83D;&#xDE00;", f"웃음 {EMOJI}", 0, "utf-16-le"),
+    "a lone one, UTF-16 BE by its start": ("웃음 &#xD83D; 끝", "웃음 \ufffd 끝", 1, "utf-16-be"),
+    "a pair, UTF-32 LE with its mark": ("웃음 &#55357;&#56832;", f"웃음 {EMOJI}", 0, "utf-32-le"),
+    "a pair, UTF-32 BE by its start": ("웃음 &#xD83D;&#xDE00;", f"웃음 {EMOJI}", 0, "utf-32-be"),
+    "a pair, EBCDIC (cp500)": ("웃음 &#xD83D;&#xDE00;", f"웃음 {EMOJI}", 0, "cp500"),
+}
+
+
+def encoded(body: bytes, codec: str) -> bytes:
+    """A UTF-8 feed from rss() in ``codec``, its declaration saying so (what a codec cannot
+    write, such as Hangul in EBCDIC, written as character references)."""
+    if codec == "utf-8":
+        return body
+    mark, declared = WIDE[codec]
+    text = body.decode("utf-8").replace('encoding="utf-8"', f'encoding="{declared}"', 1)
+    return mark + text.encode(codec, errors="xmlcharrefreplace")
+
+
+@pytest.mark.parametrize("name", REFERENCES)
+def test_references_xml_refuses_lose_one_character_not_the_feed(
+    name, serve, collect_feed, database
+):
+    # GIVEN a feed whose first title carries the reference, in its summary too (before: five
+    # of the eight made feedparser raise and the whole feed failed, every round)
+    title, expected, replaced, codec = REFERENCES[name]
+    body = encoded(
+        rss(
+            item(title, extra=f"<description>{title}</description>")
+            + item("이웃 기사", "https://news.example/a/2")
+        ),
+        codec,
+    )
+    # WHEN parsed THEN the pair is its character, the rest U+FFFD, counted
+    parsed = parse_feed(body)
+    assert parsed.references_replaced == 2 * replaced
+    # AND the whole feed is stored
+    content_type = (
+        "application/rss+xml; charset=utf-8" if codec == "utf-8" else "application/rss+xml"
+    )
+    report = collect_feed(serve("/references.xml", body=body, content_type=content_type))
+    assert (report.status, report.new) == (FEED_OK, 2)
+    assert report.with_replacement_char == (1 if replaced else 0)
+    rows = stored(database)
+    assert [(row["title"], row["summary"]) for row in rows] == [
+        (expected, expected),
+        ("이웃 기사", ""),
+    ]
+
+
+def test_references_xml_accepts_are_left_as_they_are():
+    content = b"&#xD7FF; &#xE000; &#x10FFFF; &#1114111; &#55295; &#57344; &#x1F600;"
+    assert well_formed_references(content) == (content, 0)
+
+
+# --- linear summaries (point 5) ----------------------------------------------------------------
+
+# (a unit, repeated to 2 MB; what is left of it)
+HOSTILE = {
+    "'<' runs": ("<", lambda text: text),
+    "'<a' left open": ("<a", lambda text: " "),
+    "'<!--' left open": ("<!--", lambda text: " "),
+    "'</' runs": ("</", lambda text: " "),
+    "'<a b=\"' left open": ('<a b="', lambda text: " "),
+    "'<script>' never closed": ("<script>", lambda text: " "),
+    "'&' runs": ("&", lambda text: text),
+    "'< 5% >' runs": ("3% < 5% 그리고 7 > 2 ", lambda text: text),
+    "tags": ("<b>굵게</b>", lambda text: " 굵게 " * (len(text) // len("<b>굵게</b>"))),
+}
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_summaries_of_megabytes_are_read_in_one_pass(name):
+    # GIVEN 2 MB of text built to make a backtracking scan quadratic (before: 160 kB of "<"
+    # took 7.6 s, 320 kB 37 s); THEN its text, in one pass (benchmarks/hostile_text.py: linear)
+    unit, expected = HOSTILE[name]
+    text = unit * (2 * MB // len(unit.encode()))
+    assert html_text(text) == expected(text)
+
+
+def test_a_feed_with_a_megabyte_summary_of_lt_is_read_whole():
+    summary = "수익률 3% < 5% " + "<" * MB
+    body = rss(item(extra=f"<description><![CDATA[{summary}]]></description>"))
+    (entry,) = parse_feed(body).entries
+    assert entry.summary == summary.strip()
