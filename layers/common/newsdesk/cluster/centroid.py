@@ -179,9 +179,39 @@ class _Pass:
     def step(self, products: sp.csr_matrix, first: int) -> None:
         """Titles ``first`` … ``first + rows - 1``, given their products with every title up to
         the block's last (earlier titles' groups are known, this step's are placed in turn)."""
-        rows = products.shape[0]
-        # each title's similarities summed per group formed before the step, and its groups
-        # with a member at least CANDIDATE_SIMILARITY similar: products with the membership
+        sums, near = self._sums_per_group(products, first)
+        s_ptr, s_idx, s_val = sums.indptr.tolist(), sums.indices, sums.data
+        c_ptr, c_idx, c_val = near.indptr.tolist(), near.indices.tolist(), near.data.tolist()
+        w_ptr, w_idx, w_val = _within_step(products, first)
+        for row in range(products.shape[0]):
+            dots = dict(
+                zip(
+                    c_idx[c_ptr[row] : c_ptr[row + 1]],
+                    c_val[c_ptr[row] : c_ptr[row + 1]],
+                    strict=True,
+                )
+            )
+            candidates = set(dots)
+            extra: dict[int, float] = {}
+            for other, value in zip(
+                w_idx[w_ptr[row] : w_ptr[row + 1]], w_val[w_ptr[row] : w_ptr[row + 1]], strict=True
+            ):
+                g = self.groups_list[other]
+                if g >= 0:
+                    extra[g] = extra.get(g, 0.0) + value
+                    if value >= CANDIDATE_SIMILARITY:
+                        candidates.add(g)
+            earlier = _Dots(
+                dots, extra, s_idx[s_ptr[row] : s_ptr[row + 1]], s_val[s_ptr[row] : s_ptr[row + 1]]
+            )
+            self.place(first + row, candidates, earlier.dot)
+
+    def _sums_per_group(
+        self, products: sp.csr_matrix, first: int
+    ) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """Each title's similarities summed per group formed before the step, and those sums
+        for its groups with a member at least CANDIDATE_SIMILARITY similar: products with the
+        membership."""
         placed = self.group_of[: products.shape[1]] >= 0
         placed[first:] = False
         groups = max(len(self.members), 1)
@@ -206,42 +236,7 @@ class _Pass:
             )
             @ membership
         ).tocsr()
-        near_data = sums.multiply(near.astype(bool)).tocsr()
-        s_ptr, s_idx, s_val = sums.indptr.tolist(), sums.indices, sums.data
-        c_ptr, c_idx, c_val = (
-            near_data.indptr.tolist(),
-            near_data.indices.tolist(),
-            near_data.data.tolist(),
-        )
-        # pairs within the step (an earlier title of it), in order
-        row_of = np.repeat(np.arange(rows), np.diff(products.indptr))
-        within = (products.indices >= first) & (products.indices < row_of + first)
-        w_ptr = _kept_indptr(products.indptr, within).tolist()
-        w_idx, w_val = products.indices[within].tolist(), products.data[within].tolist()
-        for row in range(rows):
-            i = first + row
-            dots = dict(
-                zip(
-                    c_idx[c_ptr[row] : c_ptr[row + 1]],
-                    c_val[c_ptr[row] : c_ptr[row + 1]],
-                    strict=True,
-                )
-            )
-            candidates = set(dots)
-            extra: dict[int, float] = {}
-            for other, value in zip(
-                w_idx[w_ptr[row] : w_ptr[row + 1]], w_val[w_ptr[row] : w_ptr[row + 1]], strict=True
-            ):
-                g = self.groups_list[other]
-                if g >= 0:
-                    extra[g] = extra.get(g, 0.0) + value
-                    if value >= CANDIDATE_SIMILARITY:
-                        candidates.add(g)
-
-            earlier = _Dots(
-                dots, extra, s_idx[s_ptr[row] : s_ptr[row + 1]], s_val[s_ptr[row] : s_ptr[row + 1]]
-            )
-            self.place(i, candidates, earlier.dot)
+        return sums, sums.multiply(near.astype(bool)).tocsr()
 
     def place(self, i: int, candidates: set[int], dot: Callable[[int], float]) -> None:
         """Title ``i`` into its issue's group, the best candidate's or a new one."""
@@ -304,6 +299,15 @@ class _Dots:
             at = np.flatnonzero(self.groups == g)
             self.dots[g] = float(self.sums[at[0]]) if len(at) else 0.0
         return self.dots[g] + self.extra.get(g, 0.0)
+
+
+def _within_step(products: sp.csr_matrix, first: int) -> tuple[list[int], list[int], list[float]]:
+    """The step's pairs of a title with an earlier title of the same step, in order, as CSR
+    ``indptr``, ``indices`` and ``data`` lists."""
+    row_of = np.repeat(np.arange(products.shape[0]), np.diff(products.indptr))
+    within = (products.indices >= first) & (products.indices < row_of + first)
+    w_ptr = _kept_indptr(products.indptr, within).tolist()
+    return w_ptr, products.indices[within].tolist(), products.data[within].tolist()
 
 
 def _per_title(value: float | Sequence[float], n: int) -> list[float]:

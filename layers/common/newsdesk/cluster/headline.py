@@ -82,7 +82,6 @@ def gram_counts(texts: Sequence[str]) -> sp.csr_matrix:
     their own), computed over all the titles at once in numpy: the titles are one array of
     code points, each title a space-padded run between separators, so that an n-gram within
     a padded word is any run of 2–4 with no separator and no space inside it."""
-    n = len(texts)
     joined = "\x00" + "\x00".join(f" {t} " if t else "" for t in texts) + "\x00"
     codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
     separator = codes == 0
@@ -92,7 +91,7 @@ def gram_counts(texts: Sequence[str]) -> sp.csr_matrix:
     present[codes] = 1
     number = np.minimum(np.cumsum(present, dtype=np.uint64)[codes], _LAST)
     keys: list[np.ndarray] = []
-    rows: list[np.ndarray] = []
+    starts: list[np.ndarray] = []
     for size in (2, 3, 4):
         count = max(len(codes) - size + 1, 0)
         fits = ~separator[:count]
@@ -102,8 +101,20 @@ def gram_counts(texts: Sequence[str]) -> sp.csr_matrix:
             fits &= ~space[k : k + count]
         at = np.flatnonzero(fits)
         keys.append(_pack(number, [at + k for k in range(size)]))
-        rows.append(title_of[at])
-    # across the space between two words of Hangul syllables only
+        starts.append(at)
+    for at, parts in _across_gaps(codes, separator, space):
+        keys.append(_pack(number, parts))
+        starts.append(at)
+    rows = [title_of[at] for at in starts]
+    return _counts(len(texts), np.concatenate(keys), np.concatenate(rows))
+
+
+def _across_gaps(
+    codes: np.ndarray, separator: np.ndarray, space: np.ndarray
+) -> list[tuple[np.ndarray, list[np.ndarray]]]:
+    """The n-grams across the space between two words of Hangul syllables only: each kind's
+    gaps (the space's position) and its characters' positions (the last of the left word and
+    the first of the right; the right's first two; the left's last two)."""
     in_word = ~space & ~separator
     word_of = np.cumsum(in_word & ~np.concatenate(([False], in_word[:-1]))) - 1
     words = int(word_of[-1]) + 1 if len(word_of) else 0
@@ -112,16 +123,17 @@ def gram_counts(texts: Sequence[str]) -> sp.csr_matrix:
     foreign = np.bincount(word_of[in_word], weights=~hangul[in_word], minlength=words)
     gap = np.flatnonzero(space[1:-1] & in_word[:-2] & in_word[2:]) + 1
     gap = gap[(foreign[word_of[gap - 1]] == 0) & (foreign[word_of[gap + 1]] == 0)]
-    longer_right = gap[length[word_of[gap + 1]] >= 2]
-    longer_left = gap[length[word_of[gap - 1]] >= 2]
-    for at, parts in (
+    right = gap[length[word_of[gap + 1]] >= 2]
+    left = gap[length[word_of[gap - 1]] >= 2]
+    return [
         (gap, [gap - 1, gap + 1]),
-        (longer_right, [longer_right - 1, longer_right + 1, longer_right + 2]),
-        (longer_left, [longer_left - 2, longer_left - 1, longer_left + 1]),
-    ):
-        keys.append(_pack(number, parts))
-        rows.append(title_of[at])
-    key, row = np.concatenate(keys), np.concatenate(rows)
+        (right, [right - 1, right + 1, right + 2]),
+        (left, [left - 2, left - 1, left + 1]),
+    ]
+
+
+def _counts(n: int, key: np.ndarray, row: np.ndarray) -> sp.csr_matrix:
+    """Titles by distinct keys (numbered in key order), each cell how often the title has it."""
     order = np.argsort(key, kind="stable")
     first = np.ones(len(key), dtype=bool)
     first[1:] = key[order][1:] != key[order][:-1]
