@@ -154,8 +154,10 @@ REFERENCE: dict[str, dict[str, list[list[str]]]] = {}
 
 def line(label: str, gold: Gold, runs: dict[str, Groups]) -> None:
     """Each run's F1 with its interval; the last minus the first (paired); with a reference,
-    each method minus the reference's run of the same method (paired)."""
-    SAVED[label] = {
+    each method minus the reference's run of the same method (paired). Lines are saved and
+    matched by their label up to a parenthesis (the timings)."""
+    key = label.split(" (")[0]
+    SAVED[key] = {
         name: [[repr(item) for item in g] for g in groups] for name, groups in runs.items()
     }
     names = list(runs)
@@ -168,7 +170,7 @@ def line(label: str, gold: Gold, runs: dict[str, Groups]) -> None:
         cells.append(f"Δ {names[-1]}−{names[0]} [{low:+.3f}, {high:+.3f}]")
     items = {repr(item): item for item in gold}
     for name in names:
-        saved = REFERENCE.get(label, {}).get(name)
+        saved = REFERENCE.get(key, {}).get(name)
         if saved is None:
             continue
         before = [[items[r] for r in g if r in items] for g in saved]
