@@ -6,11 +6,14 @@ intervals over stories (1,000 resamples; for two methods, of their paired differ
   ``story_fine`` as its README scores it; and the stream replayed one day after another
   through `newsdesk cluster --at` every 30 minutes (its headlines spread over each day in row
   order), with issues per story;
-- UCI (benchmarks/cluster_quality.py's data), one run;
-- generated sets (benchmarks/headline_sets.py) at the sizes given, one category.
+- UCI (benchmarks/cluster_quality.py's data), one run, and (--replay) replayed every 30
+  minutes, with issues per story;
+- generated sets (benchmarks/headline_sets.py) at the sizes given, one category, one run; and
+  (--replay) each at the --replay-sizes (5,000) replayed over its day every 30 minutes.
 
     .venv/bin/python -m benchmarks.cluster_sets                        # everything but replays
     .venv/bin/python -m benchmarks.cluster_sets --replay --sizes 5000 20000 100000
+    .venv/bin/python -m benchmarks.cluster_quality --sets --replay    # the same, from there
     .venv/bin/python -m benchmarks.cluster_sets --save after.json --against before.json
 
 Tuned on (issue 24): ko-dev's day slices 2025-12-16/정치, 2026-01-14/경제, 2026-01-20~21/기업
@@ -26,6 +29,7 @@ import csv
 import json
 import os
 import random
+import re
 import time
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
@@ -210,9 +214,37 @@ def generated(methods: dict[str, float], sizes: Sequence[int]) -> None:
             line(f"{made.name} ({timing})", gold, runs)
 
 
-def stream_replay(methods: dict[str, float], every: timedelta) -> None:
+def replayed(
+    label: str, gold: Gold, articles: list[StreamArticle], methods: dict[str, float]
+) -> dict[str, Groups]:
+    """The stream through `newsdesk cluster --at` every 30 minutes, per method, each in a
+    database of its own: a ``line`` of the stored issues (groups below 3 as singles) and each
+    method's issues per story."""
+    runs: dict[str, Groups] = {}
+    per_story = []
+    with ReplayServices(os.environ) as services:
+        for method, threshold in methods.items():
+            name = re.sub(r"[^a-z0-9]+", "_", f"{label} {method}".lower())
+            environ = services.environ(name) | policy_env(method, threshold, MIN_SIZE, 24.0)
+            done = replay(articles, CADENCE, environ)
+            runs[method] = [list(g) for g in done.groups if len(g) >= MIN_SIZE]
+            s = score(gold, runs[method])
+            per_story.append(
+                f"{method} {s.issues} issues, {s.issues_per_story:.2f} per story "
+                f"({len(done.runs)} runs, {done.seconds:.0f} s)"
+            )
+    line(f"{label}, replayed", gold, runs)
+    print("  " + " " * 30 + " " + " | ".join(per_story), flush=True)
+    return runs
+
+
+CADENCE = timedelta(minutes=30)
+
+
+def stream_replay(methods: dict[str, float]) -> None:
     """ko-dev's stream, one day after another: each day's headlines spread over 06:00–22:00
-    KST in row order."""
+    KST in row order; the stored issues scored on the whole stream and on its held-out days
+    (an issue's members from the tuned day left out)."""
     rows = [
         r for part, members in ko_dev_parts().items() if part.startswith("stream") for r in members
     ]
@@ -228,51 +260,34 @@ def stream_replay(methods: dict[str, float], every: timedelta) -> None:
             for k, r in enumerate(members)
         ]
     gold: Gold = {r["row"]: r["story_fine"] for r in rows}
-    groups: Groups
-    held = {r["row"] for r in rows if r["digest_date"] != "2026-03-13"}
-    print(f"\nko-dev stream replayed every {every} through `newsdesk cluster --at`")
-    with ReplayServices(os.environ) as services:
-        for method, threshold in methods.items():
-            env = services.environ(f"ko_{method}") | {
-                "CLUSTER_METHOD": method,
-                "CLUSTER_THRESHOLD": str(threshold),
-                "CLUSTER_MIN_SIZE": str(MIN_SIZE),
-                "EXTRACT_ENABLED": "false",
-            }
-            replayed = replay(articles, every, env)
-            groups = [list(g) for g in replayed.groups if len(g) >= MIN_SIZE]
-            s = score(gold, groups)
-            held_gold: Gold = {k: v for k, v in gold.items() if k in held}
-            held_groups: Groups = [[k for k in g if k in held] for g in groups]
-            ((low, high),) = bootstrap(gold, [groups])[:1]
-            print(
-                f"  {method:<9} {threshold:.2f} F1 {s.pairwise_f1:.3f} [{low:.3f}, {high:.3f}] "
-                f"held-out days F1 {f1(held_gold, held_groups):.3f}; {s.issues} issues, "
-                f"{s.issues_per_story:.2f} per story; {len(replayed.runs)} runs, "
-                f"{replayed.seconds:.0f} s",
-                flush=True,
-            )
+    print(f"\nko-dev stream replayed every {CADENCE} through `newsdesk cluster --at`")
+    found = replayed("ko-dev stream", gold, articles, methods)
+    held: Gold = {r["row"]: r["story_fine"] for r in rows if r["digest_date"] != "2026-03-13"}
+    runs = {m: [[k for k in g if k in held] for g in groups] for m, groups in found.items()}
+    line("ko-dev stream held out, replayed", held, runs)
 
 
-def uci_replay(methods: dict[str, float], every: timedelta) -> None:
-    """The UCI sample replayed through `newsdesk cluster --at` (benchmarks/cluster_quality.py's
-    stream), with each method's bootstrap interval and issues per story."""
+def uci_replay(methods: dict[str, float]) -> None:
+    """The UCI sample replayed (benchmarks/cluster_quality.py's stream)."""
     data = load(DATA, "TITLE", "CATEGORY", "TIMESTAMP", "STORY")
     gold: Gold = dict(gold_stories(data).items())
-    print(f"\nUCI sample replayed every {every} through `newsdesk cluster --at`")
-    with ReplayServices(os.environ) as services:
-        for method, threshold in methods.items():
-            env = services.environ(f"uci_{method}") | policy_env(method, threshold, MIN_SIZE, 24.0)
-            replayed = replay(stream(data, True), every, env)
-            groups: Groups = [list(g) for g in replayed.groups if len(g) >= MIN_SIZE]
-            s = score(gold, groups)
-            ((low, high),) = bootstrap(gold, [groups])[:1]
-            print(
-                f"  {method:<9} {threshold:.2f} F1 {s.pairwise_f1:.3f} [{low:.3f}, {high:.3f}]; "
-                f"{s.issues} issues, {s.issues_per_story:.2f} per story; "
-                f"{len(replayed.runs)} runs, {replayed.seconds:.0f} s",
-                flush=True,
-            )
+    print(f"\nUCI sample replayed every {CADENCE} through `newsdesk cluster --at`")
+    replayed("uci_news_5k", gold, stream(data, True), methods)
+
+
+def generated_replay(methods: dict[str, float], sizes: Sequence[int]) -> None:
+    """Each generated set over its one day, in one category."""
+    print(f"\ngenerated, one category, replayed every {CADENCE} through `newsdesk cluster --at`")
+    day = datetime(2026, 3, 1, tzinfo=UTC)
+    for make in GENERATORS.values():
+        for n in sizes:
+            made = make(n)
+            articles = [
+                StreamArticle(str(k), title, "generated", day + timedelta(seconds=at))
+                for k, (title, at) in enumerate(zip(made.titles, made.times, strict=True))
+            ]
+            gold: Gold = {str(k): story for k, story in enumerate(made.stories)}
+            replayed(made.name, gold, articles, methods)
 
 
 def main() -> None:
@@ -283,6 +298,13 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=[5000, 20000])
     parser.add_argument(
         "--replay", action="store_true", help="ko-dev's stream and UCI every 30 minutes"
+    )
+    parser.add_argument(
+        "--replay-sizes",
+        type=int,
+        nargs="*",
+        default=[5000],
+        help="the generated sets replayed at these sizes (with --replay)",
     )
     parser.add_argument("--save", type=Path, help="every line's groups, as JSON")
     parser.add_argument(
@@ -298,8 +320,10 @@ def main() -> None:
     if args.sizes:
         generated(methods, args.sizes)
     if args.replay:
-        stream_replay(methods, timedelta(minutes=30))
-        uci_replay(methods, timedelta(minutes=30))
+        stream_replay(methods)
+        uci_replay(methods)
+        if args.replay_sizes:
+            generated_replay(methods, args.replay_sizes)
     if args.save:
         args.save.write_text(json.dumps(SAVED, ensure_ascii=False), encoding="utf-8")
 
