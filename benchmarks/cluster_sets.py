@@ -28,13 +28,14 @@ import argparse
 import csv
 import json
 import os
-import random
 import re
 import time
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import numpy as np
 
 from benchmarks.cluster_quality import DATA, gold_stories, load, one_run, policy_env, stream
 from benchmarks.headline_sets import GENERATORS
@@ -96,34 +97,36 @@ def story_counts(gold: Gold, groups: Groups) -> dict[Hashable, tuple[float, floa
     return {story: (c[0], c[1], c[2]) for story, c in counts.items()}
 
 
-def _f1_of(counts: Sequence[tuple[float, float, float]]) -> float:
-    tp = sum(c[0] for c in counts)
-    gold_pairs = sum(c[1] for c in counts)
-    system = sum(c[2] for c in counts)
-    p = tp / system if system else 0.0
-    r = tp / gold_pairs if gold_pairs else 0.0
-    return 2 * p * r / (p + r) if p + r else 0.0
+def _f1_of(tp: np.ndarray, gold_pairs: np.ndarray, system: np.ndarray) -> np.ndarray:
+    p = np.divide(tp, system, out=np.zeros_like(tp), where=system > 0)
+    r = np.divide(tp, gold_pairs, out=np.zeros_like(tp), where=gold_pairs > 0)
+    f1: np.ndarray = np.divide(2 * p * r, p + r, out=np.zeros_like(tp), where=p + r > 0)
+    return f1
 
 
 def bootstrap(gold: Gold, runs: Sequence[Groups], seed: int = 24) -> list[tuple[float, float]]:
     """95 % intervals of each run's pairwise F1 (and, with two runs, of the second minus the
     first, from the same draws), resampling the gold stories with replacement and summing
-    their pair counts (``story_counts``)."""
+    their pair counts (``story_counts``), in numpy, a chunk of resamples at a time."""
     per_run = [story_counts(gold, groups) for groups in runs]
     names = sorted(per_run[0], key=str)
-    rng = random.Random(seed)
-    samples: list[list[float]] = [[] for _ in range(len(runs) + (len(runs) == 2))]
-    for _ in range(RESAMPLES):
-        drawn = [rng.choice(names) for _ in names]
-        values = [_f1_of([counts[s] for s in drawn]) for counts in per_run]
-        for k, value in enumerate(values):
-            samples[k].append(value)
+    tables = [np.array([counts[s] for s in names], dtype=np.float64) for counts in per_run]
+    rng = np.random.default_rng(seed)
+    values: list[list[np.ndarray]] = [[] for _ in range(len(runs) + (len(runs) == 2))]
+    chunk = max(1, min(RESAMPLES, 4_000_000 // max(len(names), 1)))
+    for start in range(0, RESAMPLES, chunk):
+        drawn = rng.integers(0, len(names), size=(min(chunk, RESAMPLES - start), len(names)))
+        f1s = []
+        for k, table in enumerate(tables):
+            summed = [table[:, c][drawn].sum(axis=1) for c in range(3)]
+            f1s.append(_f1_of(*summed))
+            values[k].append(f1s[-1])
         if len(runs) == 2:
-            samples[2].append(values[1] - values[0])
+            values[2].append(f1s[1] - f1s[0])
     out = []
-    for values in samples:
-        values.sort()
-        out.append((values[int(0.025 * len(values))], values[int(0.975 * len(values)) - 1]))
+    for parts in values:
+        low, high = np.quantile(np.concatenate(parts), [0.025, 0.975])
+        out.append((float(low), float(high)))
     return out
 
 
@@ -290,6 +293,9 @@ def generated_replay(methods: dict[str, float], sizes: Sequence[int]) -> None:
             replayed(made.name, gold, articles, methods)
 
 
+SETS = ("ko-dev", "uci", "generated")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -297,7 +303,17 @@ def main() -> None:
     parser.add_argument("--methods", nargs="*", default=["seed", "centroid", "headline"])
     parser.add_argument("--sizes", type=int, nargs="*", default=[5000, 20000])
     parser.add_argument(
-        "--replay", action="store_true", help="ko-dev's stream and UCI every 30 minutes"
+        "--one-run",
+        nargs="*",
+        choices=SETS,
+        default=list(SETS),
+        help="the sets clustered in one run (default: all)",
+    )
+    parser.add_argument(
+        "--replay",
+        nargs="*",
+        choices=SETS,
+        help="the sets replayed every 30 minutes (alone: all; default: none)",
     )
     parser.add_argument(
         "--replay-sizes",
@@ -315,15 +331,20 @@ def main() -> None:
         REFERENCE.update(json.loads(args.against.read_text(encoding="utf-8")))
     methods = {m: DEFAULT_THRESHOLDS[m] for m in args.methods}
     print("methods: " + ", ".join(f"{m} {t:.2f}" for m, t in methods.items()))
-    ko_dev(methods)
-    uci(methods)
-    if args.sizes:
+    chosen = set(args.one_run)
+    replays = set(SETS if args.replay == [] else args.replay or [])
+    if "ko-dev" in chosen:
+        ko_dev(methods)
+    if "uci" in chosen:
+        uci(methods)
+    if "generated" in chosen and args.sizes:
         generated(methods, args.sizes)
-    if args.replay:
+    if "ko-dev" in replays:
         stream_replay(methods)
+    if "uci" in replays:
         uci_replay(methods)
-        if args.replay_sizes:
-            generated_replay(methods, args.replay_sizes)
+    if "generated" in replays and args.replay_sizes:
+        generated_replay(methods, args.replay_sizes)
     if args.save:
         args.save.write_text(json.dumps(SAVED, ensure_ascii=False), encoding="utf-8")
 
