@@ -8,6 +8,8 @@ the titles are built). Usage:
     .venv/bin/python benchmarks/cluster_scale.py            # N = 5,000 and 20,000 both ways,
                                                             # then cluster_titles at 100,000
     .venv/bin/python benchmarks/cluster_scale.py --sizes 2000 --big 0
+    .venv/bin/python -m benchmarks.cluster_scale --methods headline newsdesk \
+        --sizes 5000 20000 100000                # issue 24: time and peak RSS per method
 """
 
 from __future__ import annotations
@@ -102,18 +104,31 @@ def centroid_implementation(titles: list[str]) -> list[list[int]]:
     return cluster_titles(titles, DEFAULT_THRESHOLDS["centroid"], 3, method="centroid")
 
 
-def _measure(which: str, n: int) -> dict[str, Any]:
+def headline_implementation(titles: list[str]) -> list[list[int]]:
+    from newsdesk.clustering import DEFAULT_THRESHOLDS, cluster_titles
+
+    return cluster_titles(titles, DEFAULT_THRESHOLDS["headline"], 3, method="headline")
+
+
+def _measure(which: str, n: int, generated: str = "") -> dict[str, Any]:
     import sklearn.feature_extraction.text  # noqa: F401  imports are not the algorithm's cost
 
     import newsdesk.clustering  # noqa: F401
 
-    titles = headlines(n)
+    if generated:
+        from benchmarks.headline_sets import GENERATORS
+
+        titles = GENERATORS[generated](n).titles
+    else:
+        titles = headlines(n)
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    cpu = time.process_time()
     started = time.perf_counter()
     implementation = {
         "seed": seed_clusters,
         "newsdesk": newsdesk_implementation,
         "centroid": centroid_implementation,
+        "headline": headline_implementation,
     }[which]
     groups = implementation(titles)
     seconds = time.perf_counter() - started
@@ -121,6 +136,8 @@ def _measure(which: str, n: int) -> dict[str, Any]:
     digest = hashlib.sha256(repr(groups).encode()).hexdigest()[:12]
     return {
         "seconds": seconds,
+        "cpu_seconds": time.process_time() - cpu,
+        "process_peak_mb": peak / 1024,
         "peak_mb": (peak - baseline) / 1024,
         "groups": len(groups),
         "clustered": sum(map(len, groups)),
@@ -128,10 +145,29 @@ def _measure(which: str, n: int) -> dict[str, Any]:
     }
 
 
-def measure(which: str, n: int) -> dict[str, Any]:
+def measure(which: str, n: int, generated: str = "") -> dict[str, Any]:
     with multiprocessing.get_context("spawn").Pool(1) as pool:
-        result: dict[str, Any] = pool.apply(_measure, (which, n))
+        result: dict[str, Any] = pool.apply(_measure, (which, n, generated))
     return result
+
+
+def methods_at_sizes(methods: list[str], sizes: list[int], generated: list[str]) -> None:
+    """Issue 24's scale table: each method on each generated set at each size, one category,
+    in a fresh process; wall and CPU seconds of the clustering, the whole process's peak RSS
+    (interpreter, imports and titles included)."""
+    print(
+        f"{'set':<17} {'N':>7} {'method':<9} {'wall s':>7} {'CPU s':>6} {'process peak MB':>15} "
+        f"{'groups':>7}"
+    )
+    for name in generated:
+        for n in sizes:
+            for method in methods:
+                r = measure(method, n, name)
+                print(
+                    f"{name:<17} {n:>7} {method:<9} {r['seconds']:>7.2f} {r['cpu_seconds']:>6.2f} "
+                    f"{r['process_peak_mb']:>15.0f} {r['groups']:>7}",
+                    flush=True,
+                )
 
 
 def main() -> None:
@@ -139,7 +175,18 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=[5_000, 20_000])
     parser.add_argument("--big", type=int, default=100_000, help="cluster_titles alone; 0: skip")
     parser.add_argument("--centroid", action="store_true", help="at --big, the centroid method too")
+    parser.add_argument(
+        "--methods",
+        nargs="*",
+        help="issue 24's table instead: these methods (newsdesk = seed's) on --generated sets",
+    )
+    parser.add_argument(
+        "--generated", nargs="*", default=["varied", "small-vocabulary"], help="with --methods"
+    )
     args = parser.parse_args()
+    if args.methods:
+        methods_at_sizes(args.methods, args.sizes, args.generated)
+        return
     print(
         f"{'N':>7} {'method':<14} {'seconds':>8} {'peak MB':>8} {'groups':>7} "
         f"{'clustered':>9} {'groups digest':>14}"

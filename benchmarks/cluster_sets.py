@@ -6,11 +6,15 @@ intervals over stories (1,000 resamples; for two methods, of their paired differ
   ``story_fine`` as its README scores it; and the stream replayed one day after another
   through `newsdesk cluster --at` every 30 minutes (its headlines spread over each day in row
   order), with issues per story;
-- UCI (benchmarks/cluster_quality.py's data), one run;
-- generated sets (benchmarks/headline_sets.py) at the sizes given, one category.
+- UCI (benchmarks/cluster_quality.py's data), one run, and (--replay) replayed every 30
+  minutes, with issues per story;
+- generated sets (benchmarks/headline_sets.py) at the sizes given, one category, one run; and
+  (--replay) each at the --replay-sizes (5,000) replayed over its day every 30 minutes.
 
     .venv/bin/python -m benchmarks.cluster_sets                        # everything but replays
     .venv/bin/python -m benchmarks.cluster_sets --replay --sizes 5000 20000 100000
+    .venv/bin/python -m benchmarks.cluster_quality --sets --replay    # the same, from there
+    .venv/bin/python -m benchmarks.cluster_sets --save after.json --against before.json
 
 Tuned on (issue 24): ko-dev's day slices 2025-12-16/정치, 2026-01-14/경제, 2026-01-20~21/기업
 and the stream's first day (2026-03-13); held out: 2025-12-18/부동산, 2026-01-15/IT,
@@ -22,15 +26,18 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
-import random
+import re
 import time
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from benchmarks.cluster_quality import DATA, gold_stories, load, one_run
+import numpy as np
+
+from benchmarks.cluster_quality import DATA, gold_stories, load, one_run, policy_env, stream
 from benchmarks.headline_sets import GENERATORS
 from newsdesk.clustering import DEFAULT_THRESHOLDS, find_groups
 from newsdesk_local.quality import score
@@ -90,34 +97,36 @@ def story_counts(gold: Gold, groups: Groups) -> dict[Hashable, tuple[float, floa
     return {story: (c[0], c[1], c[2]) for story, c in counts.items()}
 
 
-def _f1_of(counts: Sequence[tuple[float, float, float]]) -> float:
-    tp = sum(c[0] for c in counts)
-    gold_pairs = sum(c[1] for c in counts)
-    system = sum(c[2] for c in counts)
-    p = tp / system if system else 0.0
-    r = tp / gold_pairs if gold_pairs else 0.0
-    return 2 * p * r / (p + r) if p + r else 0.0
+def _f1_of(tp: np.ndarray, gold_pairs: np.ndarray, system: np.ndarray) -> np.ndarray:
+    p = np.divide(tp, system, out=np.zeros_like(tp), where=system > 0)
+    r = np.divide(tp, gold_pairs, out=np.zeros_like(tp), where=gold_pairs > 0)
+    f1: np.ndarray = np.divide(2 * p * r, p + r, out=np.zeros_like(tp), where=p + r > 0)
+    return f1
 
 
 def bootstrap(gold: Gold, runs: Sequence[Groups], seed: int = 24) -> list[tuple[float, float]]:
     """95 % intervals of each run's pairwise F1 (and, with two runs, of the second minus the
     first, from the same draws), resampling the gold stories with replacement and summing
-    their pair counts (``story_counts``)."""
+    their pair counts (``story_counts``), in numpy, a chunk of resamples at a time."""
     per_run = [story_counts(gold, groups) for groups in runs]
     names = sorted(per_run[0], key=str)
-    rng = random.Random(seed)
-    samples: list[list[float]] = [[] for _ in range(len(runs) + (len(runs) == 2))]
-    for _ in range(RESAMPLES):
-        drawn = [rng.choice(names) for _ in names]
-        values = [_f1_of([counts[s] for s in drawn]) for counts in per_run]
-        for k, value in enumerate(values):
-            samples[k].append(value)
+    tables = [np.array([counts[s] for s in names], dtype=np.float64) for counts in per_run]
+    rng = np.random.default_rng(seed)
+    values: list[list[np.ndarray]] = [[] for _ in range(len(runs) + (len(runs) == 2))]
+    chunk = max(1, min(RESAMPLES, 4_000_000 // max(len(names), 1)))
+    for start in range(0, RESAMPLES, chunk):
+        drawn = rng.integers(0, len(names), size=(min(chunk, RESAMPLES - start), len(names)))
+        f1s = []
+        for k, table in enumerate(tables):
+            summed = [table[:, c][drawn].sum(axis=1) for c in range(3)]
+            f1s.append(_f1_of(*summed))
+            values[k].append(f1s[-1])
         if len(runs) == 2:
-            samples[2].append(values[1] - values[0])
+            values[2].append(f1s[1] - f1s[0])
     out = []
-    for values in samples:
-        values.sort()
-        out.append((values[int(0.025 * len(values))], values[int(0.975 * len(values)) - 1]))
+    for parts in values:
+        low, high = np.quantile(np.concatenate(parts), [0.025, 0.975])
+        out.append((float(low), float(high)))
     return out
 
 
@@ -144,7 +153,20 @@ def ko_dev(methods: dict[str, float]) -> None:
         line(subset, gold, {m: [g for n in names for g in grouped[m][n]] for m in methods})
 
 
+# Each line's runs by label and method (--save), and a saved reference's (--against): the
+# groups as lists of repr()s of their items.
+SAVED: dict[str, dict[str, list[list[str]]]] = {}
+REFERENCE: dict[str, dict[str, list[list[str]]]] = {}
+
+
 def line(label: str, gold: Gold, runs: dict[str, Groups]) -> None:
+    """Each run's F1 with its interval; the last minus the first (paired); with a reference,
+    each method minus the reference's run of the same method (paired). Lines are saved and
+    matched by their label up to a parenthesis (the timings)."""
+    key = label.split(" (")[0]
+    SAVED[key] = {
+        name: [[repr(item) for item in g] for g in groups] for name, groups in runs.items()
+    }
     names = list(runs)
     cells = []
     for name in names:
@@ -153,6 +175,16 @@ def line(label: str, gold: Gold, runs: dict[str, Groups]) -> None:
     if len(names) >= 2:
         *_, (low, high) = bootstrap(gold, [runs[names[0]], runs[names[-1]]])
         cells.append(f"Δ {names[-1]}−{names[0]} [{low:+.3f}, {high:+.3f}]")
+    items = {repr(item): item for item in gold}
+    for name in names:
+        saved = REFERENCE.get(key, {}).get(name)
+        if saved is None:
+            continue
+        before = [[items[r] for r in g if r in items] for g in saved]
+        (_, _, (low, high)) = bootstrap(gold, [before, runs[name]])
+        cells.append(
+            f"{name} before {f1(gold, before):.3f}, Δ after−before [{low:+.3f}, {high:+.3f}]"
+        )
     print(f"  {label:<30} " + " | ".join(cells), flush=True)
 
 
@@ -185,9 +217,37 @@ def generated(methods: dict[str, float], sizes: Sequence[int]) -> None:
             line(f"{made.name} ({timing})", gold, runs)
 
 
-def stream_replay(methods: dict[str, float], every: timedelta) -> None:
+def replayed(
+    label: str, gold: Gold, articles: list[StreamArticle], methods: dict[str, float]
+) -> dict[str, Groups]:
+    """The stream through `newsdesk cluster --at` every 30 minutes, per method, each in a
+    database of its own: a ``line`` of the stored issues (groups below 3 as singles) and each
+    method's issues per story."""
+    runs: dict[str, Groups] = {}
+    per_story = []
+    with ReplayServices(os.environ) as services:
+        for method, threshold in methods.items():
+            name = re.sub(r"[^a-z0-9]+", "_", f"{label} {method}".lower())
+            environ = services.environ(name) | policy_env(method, threshold, MIN_SIZE, 24.0)
+            done = replay(articles, CADENCE, environ)
+            runs[method] = [list(g) for g in done.groups if len(g) >= MIN_SIZE]
+            s = score(gold, runs[method])
+            per_story.append(
+                f"{method} {s.issues} issues, {s.issues_per_story:.2f} per story "
+                f"({len(done.runs)} runs, {done.seconds:.0f} s)"
+            )
+    line(f"{label}, replayed", gold, runs)
+    print("  " + " " * 30 + " " + " | ".join(per_story), flush=True)
+    return runs
+
+
+CADENCE = timedelta(minutes=30)
+
+
+def stream_replay(methods: dict[str, float]) -> None:
     """ko-dev's stream, one day after another: each day's headlines spread over 06:00–22:00
-    KST in row order."""
+    KST in row order; the stored issues scored on the whole stream and on its held-out days
+    (an issue's members from the tuned day left out)."""
     rows = [
         r for part, members in ko_dev_parts().items() if part.startswith("stream") for r in members
     ]
@@ -203,30 +263,37 @@ def stream_replay(methods: dict[str, float], every: timedelta) -> None:
             for k, r in enumerate(members)
         ]
     gold: Gold = {r["row"]: r["story_fine"] for r in rows}
-    groups: Groups
-    held = {r["row"] for r in rows if r["digest_date"] != "2026-03-13"}
-    print(f"\nko-dev stream replayed every {every} through `newsdesk cluster --at`")
-    with ReplayServices(os.environ) as services:
-        for method, threshold in methods.items():
-            env = services.environ(f"ko_{method}") | {
-                "CLUSTER_METHOD": method,
-                "CLUSTER_THRESHOLD": str(threshold),
-                "CLUSTER_MIN_SIZE": str(MIN_SIZE),
-                "EXTRACT_ENABLED": "false",
-            }
-            replayed = replay(articles, every, env)
-            groups = [list(g) for g in replayed.groups if len(g) >= MIN_SIZE]
-            s = score(gold, groups)
-            held_gold: Gold = {k: v for k, v in gold.items() if k in held}
-            held_groups: Groups = [[k for k in g if k in held] for g in groups]
-            ((low, high),) = bootstrap(gold, [groups])[:1]
-            print(
-                f"  {method:<9} {threshold:.2f} F1 {s.pairwise_f1:.3f} [{low:.3f}, {high:.3f}] "
-                f"held-out days F1 {f1(held_gold, held_groups):.3f}; {s.issues} issues, "
-                f"{s.issues_per_story:.2f} per story; {len(replayed.runs)} runs, "
-                f"{replayed.seconds:.0f} s",
-                flush=True,
-            )
+    print(f"\nko-dev stream replayed every {CADENCE} through `newsdesk cluster --at`")
+    found = replayed("ko-dev stream", gold, articles, methods)
+    held: Gold = {r["row"]: r["story_fine"] for r in rows if r["digest_date"] != "2026-03-13"}
+    runs = {m: [[k for k in g if k in held] for g in groups] for m, groups in found.items()}
+    line("ko-dev stream held out, replayed", held, runs)
+
+
+def uci_replay(methods: dict[str, float]) -> None:
+    """The UCI sample replayed (benchmarks/cluster_quality.py's stream)."""
+    data = load(DATA, "TITLE", "CATEGORY", "TIMESTAMP", "STORY")
+    gold: Gold = dict(gold_stories(data).items())
+    print(f"\nUCI sample replayed every {CADENCE} through `newsdesk cluster --at`")
+    replayed("uci_news_5k", gold, stream(data, True), methods)
+
+
+def generated_replay(methods: dict[str, float], sizes: Sequence[int]) -> None:
+    """Each generated set over its one day, in one category."""
+    print(f"\ngenerated, one category, replayed every {CADENCE} through `newsdesk cluster --at`")
+    day = datetime(2026, 3, 1, tzinfo=UTC)
+    for make in GENERATORS.values():
+        for n in sizes:
+            made = make(n)
+            articles = [
+                StreamArticle(str(k), title, "generated", day + timedelta(seconds=at))
+                for k, (title, at) in enumerate(zip(made.titles, made.times, strict=True))
+            ]
+            gold: Gold = {str(k): story for k, story in enumerate(made.stories)}
+            replayed(made.name, gold, articles, methods)
+
+
+SETS = ("ko-dev", "uci", "generated")
 
 
 def main() -> None:
@@ -235,16 +302,51 @@ def main() -> None:
     )
     parser.add_argument("--methods", nargs="*", default=["seed", "centroid", "headline"])
     parser.add_argument("--sizes", type=int, nargs="*", default=[5000, 20000])
-    parser.add_argument("--replay", action="store_true", help="ko-dev's stream every 30 minutes")
+    parser.add_argument(
+        "--one-run",
+        nargs="*",
+        choices=SETS,
+        default=list(SETS),
+        help="the sets clustered in one run (default: all)",
+    )
+    parser.add_argument(
+        "--replay",
+        nargs="*",
+        choices=SETS,
+        help="the sets replayed every 30 minutes (alone: all; default: none)",
+    )
+    parser.add_argument(
+        "--replay-sizes",
+        type=int,
+        nargs="*",
+        default=[5000],
+        help="the generated sets replayed at these sizes (with --replay)",
+    )
+    parser.add_argument("--save", type=Path, help="every line's groups, as JSON")
+    parser.add_argument(
+        "--against", type=Path, help="a --save of another version: paired differences to it"
+    )
     args = parser.parse_args()
+    if args.against:
+        REFERENCE.update(json.loads(args.against.read_text(encoding="utf-8")))
     methods = {m: DEFAULT_THRESHOLDS[m] for m in args.methods}
     print("methods: " + ", ".join(f"{m} {t:.2f}" for m, t in methods.items()))
-    ko_dev(methods)
-    uci(methods)
-    if args.sizes:
+    chosen = set(args.one_run)
+    replays = set(SETS if args.replay == [] else args.replay or [])
+    if "ko-dev" in chosen:
+        ko_dev(methods)
+    if "uci" in chosen:
+        uci(methods)
+    if "generated" in chosen and args.sizes:
         generated(methods, args.sizes)
-    if args.replay:
-        stream_replay(methods, timedelta(minutes=30))
+    if "ko-dev" in replays:
+        stream_replay(methods)
+    if "uci" in replays:
+        uci_replay(methods)
+    if "generated" in replays and args.replay_sizes:
+        generated_replay(methods, args.replay_sizes)
+    if args.save:
+        args.save.write_text(json.dumps(SAVED, ensure_ascii=False), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -35,9 +35,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from benchmarks.cluster_quality import DATA, load
-from newsdesk.cluster.centroid import centroid_groups, strip_tags
+from newsdesk.cluster.centroid import centroid_pass, strip_tags
 from newsdesk.cluster.methods import DEFAULT_THRESHOLDS
-from newsdesk.cluster.vectors import ANALYSERS, centroid_vectors
+from newsdesk.cluster.vectors import without_common
+from newsdesk_local.korean import ANALYSERS
+from newsdesk_local.korean import analysed_vectors as centroid_vectors
 from newsdesk_local.quality import Scores, score
 from tests.korean_pairs import BACKGROUND, DIFFERENT_EVENT, SAME_EVENT, WINDOW
 
@@ -61,7 +63,8 @@ def cluster(data: Data, analyser: str, threshold: float) -> tuple[dict[str, str]
         titles = [r["_title"] for r in rows]
         times = [float(r["_order"]) / 1000 for r in rows]  # UCI's are milliseconds
         taken = np.zeros(len(rows), dtype=bool)
-        for group in centroid_groups(titles, threshold, 3, taken, times, analyser=analyser).groups:
+        vectors = without_common(centroid_vectors([strip_tags(t) for t in titles], analyser))
+        for group in centroid_pass(vectors, threshold, 3, taken, times).groups:
             predicted.append([rows[i]["_id"] for i in group.members])
         gold.update({r["_id"]: r["_gold"] for r in rows})
     return gold, predicted
@@ -177,7 +180,12 @@ def korean(best: dict[str, float]) -> None:
             taken = np.zeros(len(WINDOW), dtype=bool)
             groups = [
                 {WINDOW[i] for i in group.members}
-                for group in centroid_groups(WINDOW, threshold, 2, taken, analyser=analyser).groups
+                for group in centroid_pass(
+                    without_common(centroid_vectors([strip_tags(t) for t in WINDOW], analyser)),
+                    threshold,
+                    2,
+                    taken,
+                ).groups
             ]
             together = [any(a in g and b in g for g in groups) for a, b in SAME_EVENT]
             joined = [any(a in g and b in g for g in groups) for a, b in DIFFERENT_EVENT]
@@ -247,9 +255,9 @@ FIRST_MORPH = """
 import json, sys, time
 sys.path.insert(0, ".")
 import app
-from newsdesk.cluster.vectors import centroid_vectors
+from newsdesk_local.korean import analysed_vectors
 started = time.perf_counter()
-centroid_vectors(["한국은행이 기준금리를 3.5%로 동결했다"], "char+morph")
+analysed_vectors(["한국은행이 기준금리를 3.5%로 동결했다"], "char+morph")
 print(json.dumps({"first char+morph call": time.perf_counter() - started}))
 """
 
@@ -277,6 +285,10 @@ def costs(runs: int) -> None:
         print("  added: " + ", ".join(f"{name} {mb:.1f} MB" for name, mb in added.items()))
         for folder in (without, with_kiwi):
             shutil.copytree(ROOT / "layers" / "common" / "newsdesk", folder / "newsdesk")
+            # the analyser Kiwi would ship as, were it kept (issue 24 moved it out)
+            (folder / "newsdesk_local").mkdir()
+            (folder / "newsdesk_local" / "__init__.py").touch()
+            shutil.copy(ROOT / "local" / "newsdesk_local" / "korean.py", folder / "newsdesk_local")
             shutil.copy(ROOT / "functions" / "cluster" / "app.py", folder)
         print(f"\nfresh interpreters (-I -S, the image's folder), medians of {runs} runs, seconds:")
         for name, folder in (("without kiwipiepy", without), ("with kiwipiepy", with_kiwi)):

@@ -11,14 +11,16 @@ it).
 """
 
 import importlib.util
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from newsdesk.cluster import korean
-from newsdesk.cluster.centroid import centroid_groups, strip_tags
-from newsdesk.cluster.vectors import ANALYSERS, centroid_vectors, char_vectors
+from newsdesk.cluster.centroid import centroid_pass, strip_tags
+from newsdesk.cluster.vectors import centroid_vectors, char_vectors, without_common
 from newsdesk.clustering import DEFAULT_THRESHOLDS, find_groups
+from newsdesk_local import korean
+from newsdesk_local.korean import ANALYSERS, analysed_vectors
 from tests.korean_pairs import BACKGROUND, DIFFERENT_EVENT, SAME_EVENT, WINDOW
 
 needs_kiwi = pytest.mark.skipif(
@@ -34,7 +36,8 @@ def window_groups(analyser: str = "char") -> list[set[str]]:
     if analyser == "char":  # the wiring the job uses
         groups = find_groups(WINDOW, THRESHOLD, 2, method="centroid")
     else:
-        groups = centroid_groups(WINDOW, THRESHOLD, 2, taken, analyser=analyser).groups
+        vectors = without_common(analysed_vectors([strip_tags(t) for t in WINDOW], analyser))
+        groups = centroid_pass(vectors, THRESHOLD, 2, taken).groups
     return [{WINDOW[i] for i in group.members} for group in groups]
 
 
@@ -94,7 +97,7 @@ def test_different_events_sharing_a_word_are_kept_apart(headline, other):
 @pytest.mark.parametrize("analyser", EVERY_ANALYSER)
 def test_each_event_is_closer_to_its_paraphrase_than_to_another_event(analyser):
     titles = sorted({t for pair in SAME_EVENT + DIFFERENT_EVENT for t in pair}) + BACKGROUND
-    vectors = centroid_vectors([strip_tags(t) for t in titles], analyser)
+    vectors = analysed_vectors([strip_tags(t) for t in titles], analyser)
     row = {title: i for i, title in enumerate(titles)}
     for k, ((a, b), (c, d)) in enumerate(zip(SAME_EVENT, DIFFERENT_EVENT, strict=True)):
         if analyser == "char" and k == 1:
@@ -115,7 +118,7 @@ def test_char_analyser_is_todays_char_vectors():
 
 @pytest.mark.parametrize("analyser", EVERY_ANALYSER)
 def test_rows_have_unit_length_and_blank_titles_are_zero(analyser):
-    vectors = centroid_vectors([*WINDOW[:5], "", "Fed raises rates", " "], analyser)
+    vectors = analysed_vectors([*WINDOW[:5], "", "Fed raises rates", " "], analyser)
     lengths = np.sqrt(np.asarray(vectors.multiply(vectors).sum(axis=1)).ravel())
     assert lengths == pytest.approx([1, 1, 1, 1, 1, 0, 1, 0])
 
@@ -153,7 +156,7 @@ def test_morphemes_drop_particles_and_endings_and_split_unspaced_words(title, mo
 @needs_kiwi
 @pytest.mark.parametrize(("first", "second"), EVENTS[5:])
 def test_paraphrases_differing_only_in_particles_spacing_and_endings_have_one_vector(first, second):
-    vectors = centroid_vectors([first, second, *BACKGROUND], "morph")
+    vectors = analysed_vectors([first, second, *BACKGROUND], "morph")
     assert cosine(vectors, 0, 1) == pytest.approx(1.0)
 
 
@@ -205,3 +208,10 @@ def test_headline_normal_form():
         == "북한 동해상으로 탄도미사일 3500발"
     )
     assert normalise("기준금리 3.5%로 동결.") == "기준금리 3.5%로 동결"
+
+
+def test_the_runtime_never_imports_kiwi():
+    """Issue 24: Kiwi's analyser is local (newsdesk_local.korean); no module the cluster image
+    ships names kiwipiepy."""
+    runtime = Path(__file__).resolve().parents[1] / "layers" / "common" / "newsdesk"
+    assert [p for p in runtime.rglob("*.py") if "kiwipiepy" in p.read_text(encoding="utf-8")] == []

@@ -26,6 +26,7 @@ from newsdesk.cluster.methods import (
     DEFAULT_METHOD,
     DEFAULT_MIN_SIZE,
     DEFAULT_THRESHOLD,
+    Group,
     Standing,
     threshold_for,
 )
@@ -229,49 +230,69 @@ def _cluster_category(
     now: datetime,
 ) -> None:
     run.articles_considered += sum(not a.issued for a in articles)
-    open_issues = {a.issue_id: -1 for a in articles if a.issue_id is not None and a.issue_open}
-    for i, a in enumerate(articles):
-        if a.leads and a.issue_id in open_issues:
-            open_issues[a.issue_id] = i
-    standing = Standing([-1 if a.issue_id is None else a.issue_id for a in articles], open_issues)
     assignment = assign(
         [a.title for a in articles],
         policy.threshold,
         policy.min_size,
         method=policy.method,
         times=[a.collected_at.timestamp() for a in articles],
-        standing=standing,
+        standing=_standing(articles),
         idle_seconds=policy.idle.total_seconds(),
     )
     for issue_id, indices in sorted(assignment.joins.items()):
-        members = [articles[i] for i in indices]
-        grown = grow_issue(database, issue_id, members, now)
-        if grown is None:  # closed by an earlier run at this same time
-            continue
-        version, title = grown
-        run.updated.append(
-            IssueRecord(issue_id, members[0].category, title, [a.id for a in members], version)
-        )
-        logger.info(
-            "issue grew",
-            extra={"issue_id": issue_id, "added": len(members), "version": version},
-        )
+        _grow(database, issue_id, [articles[i] for i in indices], run, now)
     for group in assignment.groups:
-        members = [articles[i] for i in group.members]
-        representative = articles[group.representative]
-        leader = articles[group.leader if group.leader is not None else group.members[0]]
-        issue_id = create_issue(database, members, representative, leader, now)
-        run.issues.append(
-            IssueRecord(
-                issue_id, representative.category, representative.title, [a.id for a in members]
-            )
+        _create(database, articles, group, run, now)
+
+
+def _standing(articles: list[WindowArticle]) -> Standing:
+    """The window's issues: each article's (-1: none), and the open ones with their leader's
+    index in the window (-1 when it is not in it)."""
+    open_issues = {a.issue_id: -1 for a in articles if a.issue_id is not None and a.issue_open}
+    for i, a in enumerate(articles):
+        if a.leads and a.issue_id in open_issues:
+            open_issues[a.issue_id] = i
+    return Standing([-1 if a.issue_id is None else a.issue_id for a in articles], open_issues)
+
+
+def _grow(
+    database: Database,
+    issue_id: int,
+    members: list[WindowArticle],
+    run: ClusterRun,
+    now: datetime,
+) -> None:
+    grown = grow_issue(database, issue_id, members, now)
+    if grown is None:  # closed by an earlier run at this same time
+        return
+    version, title = grown
+    run.updated.append(
+        IssueRecord(issue_id, members[0].category, title, [a.id for a in members], version)
+    )
+    logger.info(
+        "issue grew",
+        extra={"issue_id": issue_id, "added": len(members), "version": version},
+    )
+
+
+def _create(
+    database: Database, articles: list[WindowArticle], group: Group, run: ClusterRun, now: datetime
+) -> None:
+    members = [articles[i] for i in group.members]
+    representative = articles[group.representative]
+    leader = articles[group.leader if group.leader is not None else group.members[0]]
+    issue_id = create_issue(database, members, representative, leader, now)
+    run.issues.append(
+        IssueRecord(
+            issue_id, representative.category, representative.title, [a.id for a in members]
         )
-        logger.info(
-            "issue created",
-            extra={
-                "issue_id": issue_id,
-                "category": representative.category,
-                "size": len(members),
-                "title": representative.title,
-            },
-        )
+    )
+    logger.info(
+        "issue created",
+        extra={
+            "issue_id": issue_id,
+            "category": representative.category,
+            "size": len(members),
+            "title": representative.title,
+        },
+    )
