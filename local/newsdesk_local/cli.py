@@ -3,7 +3,16 @@
 Exit codes: 0 done; 1 an outlet's message failed (SQS would retry it), or for `sources check
 --live` a feed failed; 2 a configuration error or a service that cannot be reached (one line on
 standard error); 3 feeds were attempted and not one succeeded. A closed pipe (``| head``) ends
-the command quietly, with 0. Terminal times are in NEWSDESK_TIMEZONE; JSON's are UTC.
+the command quietly, with 0. Ctrl-C ends it with 130, SIGTERM with 143 and SIGHUP with 129, each
+the same way (the local state saved, what it started stopped: ``newsdesk_local.signals``) and
+with one line. Terminal times are in NEWSDESK_TIMEZONE; JSON's are UTC.
+
+The local data folder (NEWSDESK_DATA_DIR) has one owner at a time: collect, reparse, migrate,
+cluster, reextract, dlq redrive, feeds reset and stack hold it while they run (demo holds its
+own, NEWSDESK_DATA_DIR/demo). Another of them stops in one line naming the holder, exit 2, or,
+while `newsdesk stack` holds the folder, works through the stack's AWS and PostgreSQL. issues,
+articles, events and feeds only read, and run beside any holder (feeds reads a running
+stack's table).
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from newsdesk_local.commands import (
     stack,
 )
 from newsdesk_local.output import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_OK, error
+from newsdesk_local.signals import Stopped, stopping_on_signals
 
 # in the order `newsdesk --help` lists them (newsdesk_local.commands: one module each)
 COMMANDS = (
@@ -60,8 +70,9 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     env = context.environment(environ)
     out = _utf8(sys.stdout)
     try:
-        code: int = args.run(args, env, out)
-        out.flush()
+        with stopping_on_signals():
+            code: int = args.run(args, env, out)
+            out.flush()
     except (ConfigError, InfrastructureError) as e:
         error(str(e))
         return EXIT_CONFIG
@@ -71,6 +82,9 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     except KeyboardInterrupt:  # the local state was saved on the way out
         error("interrupted")
         return EXIT_INTERRUPTED
+    except Stopped as e:  # as Ctrl-C: the local state was saved on the way out
+        _last_words(f"stopped by {e.name}", out)
+        return e.exit_code
     return code
 
 
@@ -88,6 +102,17 @@ def _utf8(out: TextIO) -> TextIO:
     if isinstance(out, io.TextIOWrapper) and out.encoding.lower().replace("-", "") != "utf8":
         out.reconfigure(encoding="utf-8")
     return out
+
+
+def _last_words(message: str, out: TextIO) -> None:
+    """The one line, if there is still a terminal to read it (SIGHUP: it may be gone), and
+    nothing left buffered for one that is not."""
+    try:
+        out.flush()
+        error(message)
+    except OSError:
+        _silence(out)
+        _silence(sys.stderr)
 
 
 def _silence(out: TextIO) -> None:

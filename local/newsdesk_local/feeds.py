@@ -33,6 +33,7 @@ from newsdesk.core.errors import ConfigError
 from newsdesk.core.hosts import HostState
 from newsdesk.core.schedule import FeedState, OutletState
 from newsdesk.core.times import local_time
+from newsdesk_local.folder_lock import FolderLock
 from newsdesk_local.output import json_time, plural, terminal_time
 from newsdesk_local.saved_state import STATE_FILE, load_tables, store_tables
 
@@ -100,8 +101,9 @@ class TableStore:
 
 class SavedStore:
     """The local runtime's saved items (``aws-state.json``), changed by the records' own
-    transitions and written back whole. A local round running meanwhile writes its own copy
-    when it ends: reset while none runs."""
+    transitions and written back whole, with the data folder held (``folder_lock``): a local
+    round running meanwhile would write its own copy when it ends, so a reset then is refused
+    in one line naming it (a running ``newsdesk stack``'s table is a TableStore instead)."""
 
     def __init__(self, data_dir: Path) -> None:
         self._data_dir = data_dir
@@ -116,6 +118,10 @@ class SavedStore:
         return sorted(found, key=lambda h: h.host)
 
     def reset(self, outlet: OutletRecords, at: datetime) -> None:
+        with FolderLock(self._data_dir, "newsdesk feeds reset"):
+            self._reset(outlet, at)
+
+    def _reset(self, outlet: OutletRecords, at: datetime) -> None:
         tables = load_tables(self._data_dir)
         items = tables.get(STATE_TABLE, [])
         changed: dict[tuple[str, str], dict[str, Any]] = {}

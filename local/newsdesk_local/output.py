@@ -14,7 +14,8 @@ from newsdesk.core.times import format_time, local_time
 
 # 0 done; 1 a message failed (SQS would retry it), or a feed `sources check --live` asked;
 # 2 a configuration error or a service that cannot be reached; 3 feeds were attempted and not
-# one succeeded; 130 interrupted (Ctrl-C).
+# one succeeded; 130 interrupted (Ctrl-C); 143 and 129 stopped by SIGTERM and SIGHUP
+# (``newsdesk_local.signals``: 128 and the signal's number).
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_NO_FEED = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130
 
@@ -32,6 +33,12 @@ def one_line(text: str) -> str:
 def error(message: str) -> None:
     """``newsdesk: MESSAGE`` on standard error, in one line."""
     print(f"newsdesk: {one_line(message)}", file=sys.stderr)
+
+
+def note(message: str) -> None:
+    """``newsdesk: MESSAGE`` on standard error: what the command does differently, in one
+    line, out of the way of its output (JSON included)."""
+    error(message)
 
 
 def plural(count: int, word: str) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 from newsdesk_local import container, forkserver
 from newsdesk_local.container import LocalContext
 from newsdesk_local.infrastructure import ACCOUNT, REGION, Function, Infrastructure
+from newsdesk_local.signals import INTERRUPTIONS
 
 __all__ = ["LambdaPool", "LocalContext", "context_of"]
 
@@ -101,4 +102,16 @@ class LambdaPool:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if isinstance(exc, INTERRUPTIONS):
+            self.stop_containers()
         self._executor.shutdown(wait=True, cancel_futures=True)
+
+    def stop_containers(self) -> None:
+        """The containers ended now, their invocations cut off, as Lambda ends a container at
+        a shutdown: a command stopped from outside (Ctrl-C reaches them itself, SIGTERM sent to
+        the command alone does not) waits for no fetch to finish. Their messages stay on the
+        queue (``driver.drain``)."""
+        processes = getattr(self._executor, "_processes", None) or {}
+        for process in list(processes.values()):
+            if process.is_alive():
+                process.terminate()

@@ -14,6 +14,8 @@ import contextlib
 import errno
 import importlib.util
 import json
+import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -41,6 +43,7 @@ LOG_FILE = "lambda.log"  # every container's output
 RECEIVES = "newsdesk-receives"
 BUCKETS_FOLDER = "buckets"  # the buckets' objects between runs, one folder each
 PG_FOLDER = "pg"  # pgserver's
+PG_HANDLES = ".handle_pids.json"  # in it: the pids of the processes using its server
 # What earlier releases kept: raw bodies here.
 OLD_RAW_FOLDER, OLD_RAW_BUCKET = "raw-bodies", "RawBucket"
 # moto accepts any key; fixed fake ones, and none of the caller's session, keep real
@@ -122,8 +125,9 @@ class LocalServices:
                     raise InfrastructureError(f"AWS at {self.endpoint}: {e}") from None
                 self.env["DATABASE_URL"] = database_url.result()
             self._stack.callback(self._shut_down)
-        except BaseException:
+        except BaseException:  # a failed start, or one stopped (Ctrl-C, SIGTERM): nothing saved
             self._stack.close()
+            getattr(self._postgres_server, "cleanup", lambda: None)()
             raise
         return self
 
@@ -361,6 +365,12 @@ class LocalServices:
 
 
 def _pgserver(data_dir: Path) -> Any:
+    pgserver = _pgserver_package()
+    recover_postgres(data_dir / PG_FOLDER)
+    return pgserver.get_server(data_dir / PG_FOLDER, cleanup_mode="stop")
+
+
+def _pgserver_package() -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
         try:
@@ -370,7 +380,83 @@ def _pgserver(data_dir: Path) -> Any:
                 "DATABASE_URL is not set and pgserver is not installed: "
                 "pip install 'newsdesk[local]', or point DATABASE_URL at a PostgreSQL"
             ) from None
-        return pgserver.get_server(data_dir / PG_FOLDER, cleanup_mode="stop")
+    return pgserver
+
+
+def clear_folder(folder: Path, keep: str) -> None:
+    """Everything in ``folder`` but ``keep`` removed (the demo starts from nothing), the
+    PostgreSQL a killed run left running on it stopped first: a server whose files are removed
+    keeps running, and pgserver's next start there fails on it."""
+    _pgserver_package()
+    recover_postgres(folder / PG_FOLDER)
+    for entry in folder.iterdir():
+        if entry.name == keep:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def recover_postgres(folder: Path) -> None:
+    """What a killed run (SIGKILL) left in pgserver's folder, made right before a start.
+    pgserver keeps the pids of the processes that use its server in ``.handle_pids.json`` and
+    stops the server when the last of them lets go: a dead one's pid never goes, and no later
+    command would stop that server. So the pids of processes that are gone are forgotten, and
+    a server that no living process uses — the killed run's orphan — is stopped (PostgreSQL's
+    fast shutdown, ``pg_ctl stop``), so that this start has a server of its own. Under
+    pgserver's lock, which its starts and stops take."""
+    if not folder.is_dir():
+        return
+    folder = folder.resolve()  # as pgserver names it, and its server's command line
+    from pgserver._commands import pg_ctl
+    from pgserver.postgres_server import PostgresServer
+
+    with PostgresServer._lock:
+        handles = folder / PG_HANDLES
+        try:
+            pids = [int(pid) for pid in json.loads(handles.read_text(encoding="utf-8"))]
+        except (OSError, ValueError, TypeError):
+            pids = []
+        living = [pid for pid in pids if _alive(pid)]
+        if living != pids:
+            handles.write_text(json.dumps(living), encoding="utf-8")
+        orphan = _postmaster(folder)
+        if living or orphan is None:
+            return
+        try:
+            user = "pgserver" if os.geteuid() == 0 else None  # as pgserver runs it as root
+            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=folder, user=user, timeout=60)
+        except (subprocess.SubprocessError, OSError):
+            raise InfrastructureError(
+                f"the PostgreSQL of an earlier run in {folder} (pid {orphan}) did not stop: "
+                f"stop it (kill {orphan}) and try again"
+            ) from None
+
+
+def _postmaster(folder: Path) -> int | None:
+    """The pid of a PostgreSQL running on ``folder`` (its postmaster.pid's), if one is: a
+    process of that pid that is not a postgres of this folder (the pid reused since) is not."""
+    import psutil  # type: ignore[import-untyped]  # pgserver's own dependency
+
+    try:
+        lines = (folder / "postmaster.pid").read_text(encoding="utf-8").splitlines()
+        command = psutil.Process(int(lines[0])).cmdline()
+    except (OSError, ValueError, IndexError, psutil.Error):
+        return None
+    if not command or Path(command[0]).name != "postgres" or str(folder) not in command:
+        return None
+    return int(lines[0])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's: alive
+        return True
+    return True
 
 
 @contextlib.contextmanager

@@ -6,7 +6,10 @@ bucket of the template created and the migrations applied, as ``LocalServices`` 
 every command; the AWS port also accepts the CloudFormation response a custom resource sends
 (``events/migrate.json``'s ``ResponseURL``), and each is printed as it comes. It writes the
 ``env.json`` a container needs (``CONTAINER_HOST`` for this machine) and prints it with the
-``sam local invoke`` lines, then runs until Ctrl-C; the state is kept like every command's.
+``sam local invoke`` lines, then runs until Ctrl-C (or SIGTERM, SIGHUP); the state is kept like
+every command's. It holds the data folder (``newsdesk_local.folder_lock``) and names its services
+in the lock file: a command run meanwhile over the same folder (``collect``, ``dlq redrive``,
+``feeds reset``, …) works through them, so the stack's state is the one state.
 
 A container reaches this machine as ``host.docker.internal``: Docker Desktop (macOS, Windows)
 resolves it, and forwards it to services on 127.0.0.1; Docker Engine on Linux resolves it with
@@ -36,6 +39,7 @@ from urllib.parse import urlsplit
 
 from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.settings import LOCAL_CONTACT, Settings
+from newsdesk_local.folder_lock import FolderLock
 from newsdesk_local.infrastructure import REGION, Infrastructure
 from newsdesk_local.services import RESPONSE_PATH, LocalServices, client_host, listen
 
@@ -97,9 +101,11 @@ def run_stack(
     services = LocalServices(
         settings, env, aws_listen=(bind, aws_port), cloudformation_responses=True
     )
-    with services, PostgresForwarder(services, bind, postgres_port) as postgres:
+    lock = FolderLock(settings.data_dir, "newsdesk stack")
+    with lock, services, PostgresForwarder(services, bind, postgres_port) as postgres:
         moto = services.moto
         assert moto is not None  # embedded: AWS_ENDPOINT_URL is not set
+        lock.publish(served(services))
         aws_url = f"http://{CONTAINER_HOST}:{urlsplit(services.endpoint).port}"
         database_url = postgres.url(CONTAINER_HOST)
         contact = settings.operator_contact or LOCAL_CONTACT
@@ -110,6 +116,16 @@ def run_stack(
         for response in moto.cloudformation_responses():
             print(_response_line(response), file=out, flush=True)
     raise InfrastructureError("the AWS emulator stopped")
+
+
+def served(services: LocalServices) -> dict[str, str]:
+    """What a command on this machine works through while the stack holds the data folder
+    (``newsdesk_local.commands.context.owned``): the stack's AWS and its PostgreSQL."""
+    return {
+        "AWS_ENDPOINT_URL": services.endpoint,
+        "AWS_DEFAULT_REGION": services.env["AWS_DEFAULT_REGION"],
+        "DATABASE_URL": services.env["DATABASE_URL"],
+    }
 
 
 def env_json(

@@ -47,7 +47,7 @@ def cluster(env: dict[str, str], at: datetime | None = None) -> dict[str, Any]:
     event = scheduled_event(at or datetime.now(UTC))
     if at is not None:
         event["at"] = format_time(at)
-    with context.runtime(env) as runtime:
+    with context.runtime(env, "cluster") as runtime:
         return run_cluster(runtime, event)
 
 

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         env["SOURCES_PATH"] = str(args.sources.resolve())
     outlets = context.outlets(env)
     zone = Settings.from_env(env).zone
-    with context.runtime(env) as runtime:
+    with context.runtime(env, "collect") as runtime:
         result = run_collect_round(runtime, args.concurrency, outlets, not args.scheduled)
     if args.json:
         dump(as_json(result), out)

@@ -1,14 +1,18 @@
 """What a command runs against: its environment (this machine's, with the operator contact a
-local run gives), the sources it collects and the local runtime it starts."""
+local run gives), the sources it collects and the local runtime it starts, over a data folder it
+holds or through the running stack that holds it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from newsdesk.core.settings import LOCAL_CONTACT, Settings
 from newsdesk.core.sources import Outlet, group_by_outlet, load_sources
+from newsdesk_local.folder_lock import FolderInUseError, FolderLock, holder
+from newsdesk_local.output import note
 
 if TYPE_CHECKING:
     from newsdesk_local.services import LocalServices
@@ -23,11 +27,65 @@ def environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def runtime(env: dict[str, str]) -> LocalServices:
-    """PostgreSQL (migrated) and AWS for local runs of the functions, to enter."""
+@contextlib.contextmanager
+def runtime(env: dict[str, str], command: str) -> Iterator[LocalServices]:
+    """PostgreSQL (migrated) and AWS for local runs of the functions, started for ``newsdesk
+    COMMAND`` (``owned``)."""
+    with owned(env, command) as own, started(own) as services:
+        yield services
+
+
+def started(env: dict[str, str]) -> LocalServices:
+    """The local runtime over ``env``'s data folder, to enter, for a caller that holds it."""
     from newsdesk_local.services import LocalServices
 
     return LocalServices(Settings.from_env(env), env)
+
+
+@contextlib.contextmanager
+def owned(env: dict[str, str], command: str) -> Iterator[dict[str, str]]:
+    """The environment ``newsdesk COMMAND`` runs in, one owner to the data folder at a time
+    (``newsdesk_local.folder_lock``): while inside, the folder is held for it if it uses a
+    service kept there (PostgreSQL without DATABASE_URL, AWS without AWS_ENDPOINT_URL); if a
+    ``newsdesk stack`` holds the folder, the command works through the stack's services (which
+    keep the state) and says so; if another command holds it, a FolderInUseError names it."""
+    settings = Settings.from_env(env)
+    if settings.database_url is not None and "AWS_ENDPOINT_URL" in env:
+        yield env  # nothing of the folder's is started
+        return
+    lock = FolderLock(settings.data_dir, f"newsdesk {command}")
+    try:
+        lock.acquire()
+    except FolderInUseError:
+        owner = holder(settings.data_dir)
+        if owner is None or not owner.services:
+            raise
+    else:
+        try:
+            yield env
+        finally:
+            lock.release()
+        return
+    note(f"working through {owner.named()}, which holds {settings.data_dir}")
+    yield through(env, owner.services)
+
+
+def through(env: dict[str, str], services: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with a running stack's services for those it does not give itself: its
+    PostgreSQL unless DATABASE_URL is set, its AWS (address, region, the emulator's fake keys,
+    and none of the caller's own) unless AWS_ENDPOINT_URL is."""
+    from newsdesk_local.services import FAKE_CREDENTIALS, REAL_CREDENTIALS
+
+    own = dict(env)
+    if not own.get("DATABASE_URL", "").strip():
+        own["DATABASE_URL"] = services["DATABASE_URL"]
+    if "AWS_ENDPOINT_URL" not in own:
+        for name in REAL_CREDENTIALS:
+            own.pop(name, None)
+        own |= FAKE_CREDENTIALS
+        own["AWS_ENDPOINT_URL"] = services["AWS_ENDPOINT_URL"]
+        own["AWS_DEFAULT_REGION"] = services["AWS_DEFAULT_REGION"]
+    return own
 
 
 def outlets(env: dict[str, str]) -> list[Outlet]:

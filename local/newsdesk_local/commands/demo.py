@@ -7,7 +7,6 @@ Exit codes as `collect`'s, of both rounds (1 before 3)."""
 from __future__ import annotations
 
 import argparse
-import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from newsdesk.core.report import totals
 from newsdesk.core.settings import Settings
 from newsdesk_local.commands import arguments, cluster, collect, context, events, issues
+from newsdesk_local.folder_lock import LOCK_FILE, FolderLock
 from newsdesk_local.output import EXIT_OK, dump
 
 if TYPE_CHECKING:
@@ -54,10 +54,11 @@ def add(commands: arguments.Commands) -> None:
 def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk_local.demo import serve_demo_feeds, write_sources
     from newsdesk_local.feedserver import FeedServer
+    from newsdesk_local.services import clear_folder
 
     data_dir = Settings.from_env(env).data_dir / "demo"
-    shutil.rmtree(data_dir, ignore_errors=True)  # the demo starts from nothing every time
-    with FeedServer() as server:
+    with FolderLock(data_dir, "newsdesk demo"), FeedServer() as server:
+        clear_folder(data_dir, keep=LOCK_FILE)  # the demo starts from nothing every time
         sources = write_sources(serve_demo_feeds(server), data_dir / "sources.yaml")
         demo_env = demo_environment(env, data_dir, sources)
         outlets = context.outlets(demo_env)
@@ -98,7 +99,7 @@ def two_rounds(demo_env: dict[str, str], server: FeedServer, outlets: list[Outle
     from newsdesk_local.demo import serve_second_round
     from newsdesk_local.driver import run_cluster, run_collect_round, scheduled_event
 
-    with context.runtime(demo_env) as runtime:
+    with context.started(demo_env) as runtime:  # in the folder its caller holds
         first = run_collect_round(runtime, 4, outlets)
         first_cluster = run_cluster(runtime, scheduled_event(datetime.now(UTC)))
         # a round later: one feed has an update of a story that is an issue now

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     if args.stack:
         print(redrive_deployed(args.stack, args.queue).line(), file=out)
         return EXIT_OK
-    with context.runtime(env) as runtime:
+    with context.runtime(env, "dlq redrive") as runtime:
         if args.queue == "article":
             return redrive_articles(runtime, out)
         return redrive_to_worker(runtime, args.queue, out)

@@ -88,18 +88,28 @@ def run_reset(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int
 
 def state_store(args: argparse.Namespace, env: dict[str, str], settings: Settings) -> StateStore:
     """A deployed stack's table (--table, STATE_TABLE_NAME) with boto3's own credentials; an
-    emulator's (AWS_ENDPOINT_URL) with the local runtime's; else the items the local runtime
-    saved. Nothing is created in any of them."""
+    emulator's (AWS_ENDPOINT_URL, else that of a running `newsdesk stack` holding the data
+    folder) with the local runtime's; else the items the local runtime saved. Nothing is
+    created in any of them."""
     from botocore.exceptions import BotoCoreError
 
     from newsdesk.aws.clients import operator_client
     from newsdesk.aws.state_table import StateTable
     from newsdesk_local.feeds import STATE_TABLE, SavedStore, TableStore
+    from newsdesk_local.folder_lock import holder
     from newsdesk_local.infrastructure import REGION, Infrastructure
     from newsdesk_local.services import FAKE_CREDENTIALS
 
     endpoint = env.get("AWS_ENDPOINT_URL") or None
     table: str | None = getattr(args, "table", None) or env.get("STATE_TABLE_NAME") or None
+    stack = holder(settings.data_dir) if endpoint is None and table is None else None
+    if stack is not None and stack.services:  # its table is the live one, and it saves it
+        env = {
+            **env,
+            **FAKE_CREDENTIALS,
+            "AWS_DEFAULT_REGION": stack.services["AWS_DEFAULT_REGION"],
+        }
+        endpoint = stack.services["AWS_ENDPOINT_URL"]
     try:
         if table is not None:
             region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None

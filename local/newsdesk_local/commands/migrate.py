@@ -16,7 +16,7 @@ def add(commands: arguments.Commands) -> None:
 
 def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     # the runtime's PostgreSQL, migrated as it starts
-    with context.runtime(env) as runtime:
+    with context.runtime(env, "migrate") as runtime:
         applied = runtime.migrations_applied
     print(f"applied: {', '.join(applied)}" if applied else "up to date", file=out)
     return 0

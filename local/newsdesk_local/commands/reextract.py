@@ -33,7 +33,7 @@ def add(commands: arguments.Commands) -> None:
 
 
 def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
-    with context.runtime(env) as runtime:
+    with context.runtime(env, "reextract") as runtime:
         done = reextract_pages(runtime, args)
     if args.json:
         dump(as_json(done), out)

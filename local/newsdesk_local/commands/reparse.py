@@ -39,7 +39,7 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk_local.driver import WORKER
 
     settings = Settings.from_env(env)
-    with context.runtime(env) as runtime:
+    with context.runtime(env, "reparse") as runtime:
         database = runtime.database()
         raw = RawStore(runtime.client("s3"), runtime.function_env(WORKER)["RAW_BUCKET"])
         done = reparse(raw, ArticleStore(database), EntryFilter.from_settings(settings), args.since)
