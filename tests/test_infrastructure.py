@@ -213,6 +213,10 @@ def test_cluster_image_function(template):
     assert queue["BatchSize"] == 1
     assert queue["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert "ReservedConcurrentExecutions" not in props
+    # a new account's concurrency quota may be 10: the bound is a parameter, nothing reserved
+    assert queue["ScalingConfig"]["MaximumConcurrency"] == {"Ref": "ClusterMaximumConcurrency"}
+    assert template["Parameters"]["ClusterMaximumConcurrency"]["Default"] == 4
+    assert not any("ReservedConcurrentExecutions" in f for f in functions(template).values())
     assert props["Environment"]["Variables"]["CLUSTER_QUEUE_URL"] == {"Ref": "ClusterQueue"}
     visibility = template["Resources"]["ClusterQueue"]["Properties"]["VisibilityTimeout"]
     assert visibility >= props["Timeout"]
