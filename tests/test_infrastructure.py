@@ -572,10 +572,10 @@ def test_an_alarm_fires_when_an_outlet_falls_silent(template):
     assert template["Parameters"]["OutletSilentHours"]["Default"] == 6
 
 
-def test_readme_names_every_output(template):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for output in template["Outputs"]:
-        assert output in readme, output
+def test_the_deploy_guide_names_every_output_and_parameter(template):
+    guide = (ROOT / "docs" / "deploying.md").read_text(encoding="utf-8")
+    for name in [*template["Outputs"], *template["Parameters"]]:
+        assert f"`{name}`" in guide, name
 
 
 def test_every_event_file_is_json():
