@@ -57,7 +57,9 @@ sets, a value, a parameter or a resource); a function in *italics* reads the var
 template does not declare it there, so the default holds in AWS. Locally a function's
 environment is the template's, then the caller's, then the emulated resources' names
 (docs/architecture.md, "The local runtime"). Each stage's table is a dataclass in
-`newsdesk/core/settings/`: a new setting is a field there, then `make docs`.
+`newsdesk/core/settings/`: a new setting is a field there, then `make docs`. The outlets and
+feeds to collect are a file, not variables: `sources.yaml`, whose format is in
+[sources.md](sources.md).
 """
 
 TITLES = {

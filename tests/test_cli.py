@@ -10,7 +10,8 @@ import pytest
 from newsdesk.core.report import CONTRACT_KEYS, COUNT_KEYS
 from newsdesk.core.settings import LOCAL_CONTACT, user_agent_for
 from newsdesk_local.cli import main
-from tests.conftest import EXTRACT_ON, article_page
+from tests.conftest import EXTRACT_ON, ROOT, article_page
+from tests.demo_sample import canonical, difference, sample
 
 pytestmark = pytest.mark.slow
 
@@ -171,7 +172,7 @@ def test_collect_with_the_database_down_fails_loudly(data_dir, tmp_path, serve, 
     assert "cannot connect to PostgreSQL" in capsys.readouterr().err
 
 
-def test_demo_runs_a_round_on_embedded_services(data_dir, tmp_path, capsys):
+def test_demo_runs_a_round_on_embedded_services_as_the_readme_shows(data_dir, tmp_path, capsys):
     env = environ(data_dir, DATABASE_URL="postgresql://ignored@127.0.0.1:9/x", EXTRACT_ENABLED="")
     assert main(["demo"], env) == 0
     out = capsys.readouterr().out
@@ -203,6 +204,9 @@ def test_demo_runs_a_round_on_embedded_services(data_dir, tmp_path, capsys):
         r"^        copy \(near_duplicate\): #\d+ 매일경제: 한국은행 기준금리", out, re.M
     )
     assert "원·달러" not in out.split("Issues: ", 1)[1]
+    # AND the README's sample is this run's output (ids, times and paths as the sample has them)
+    unlike = difference(sample(ROOT / "README.md"), canonical(out))
+    assert unlike is None, unlike
 
 
 def test_cluster_and_issues_commands(data_dir, serve, database, postgres_url, capsys):

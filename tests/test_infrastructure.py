@@ -213,6 +213,10 @@ def test_cluster_image_function(template):
     assert queue["BatchSize"] == 1
     assert queue["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert "ReservedConcurrentExecutions" not in props
+    # a new account's concurrency quota may be 10: the bound is a parameter, nothing reserved
+    assert queue["ScalingConfig"]["MaximumConcurrency"] == {"Ref": "ClusterMaximumConcurrency"}
+    assert template["Parameters"]["ClusterMaximumConcurrency"]["Default"] == 4
+    assert not any("ReservedConcurrentExecutions" in f for f in functions(template).values())
     assert props["Environment"]["Variables"]["CLUSTER_QUEUE_URL"] == {"Ref": "ClusterQueue"}
     visibility = template["Resources"]["ClusterQueue"]["Properties"]["VisibilityTimeout"]
     assert visibility >= props["Timeout"]
@@ -568,10 +572,10 @@ def test_an_alarm_fires_when_an_outlet_falls_silent(template):
     assert template["Parameters"]["OutletSilentHours"]["Default"] == 6
 
 
-def test_readme_names_every_output(template):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for output in template["Outputs"]:
-        assert output in readme, output
+def test_the_deploy_guide_names_every_output_and_parameter(template):
+    guide = (ROOT / "docs" / "deploying.md").read_text(encoding="utf-8")
+    for name in [*template["Outputs"], *template["Parameters"]]:
+        assert f"`{name}`" in guide, name
 
 
 def test_every_event_file_is_json():
