@@ -283,22 +283,29 @@ def run_cluster(services: LocalServices, event: dict[str, Any]) -> dict[str, Any
     """A clustering run as AWS makes it (issue 24): the cluster function's invocation with
     ``event`` (a schedule's, or a replay's with ``at``), which sends one message per category
     to its queue, then that queue drained by its event source mapping; the categories' runs
-    summed into one answer, as a run over every category gives."""
-    first = invoke_function(services, CLUSTER, event)
-    if "categories_sent" not in first:  # no queue: the invocation clustered every category
-        return first
+    summed into one answer, as a run over every category gives. One container serves both,
+    warm for the queue's records as Lambda's would be (the image's numeric stack is imported
+    once, not twice)."""
+    with pool_of(services, CLUSTER) as pool:
+        first = pool.invoke(event).result()
+        if "categories_sent" not in first:  # no queue: the invocation clustered every category
+            return first
+        return _drain_cluster(services, pool)
+
+
+def _drain_cluster(services: LocalServices, pool: LambdaPool) -> dict[str, Any]:
+    """The cluster queue drained by ``pool``: its categories' runs as one answer."""
     runs: list[dict[str, Any]] = []
     failed: list[str] = []
     sources = services.infrastructure.functions[CLUSTER].event_sources
-    with pool_of(services, CLUSTER) as pool:
-        for source in sources:
-            for delivery in drain(services, source, pool):
-                if isinstance(delivery.response, dict):
-                    runs += delivery.response.get("runs", [])
-                failed += [
-                    delivery.error or f"record failed, see {services.log_path}"
-                    for _ in delivery.kept(source.partial_failures)
-                ]
+    for source in sources:
+        for delivery in drain(services, source, pool):
+            if isinstance(delivery.response, dict):
+                runs += delivery.response.get("runs", [])
+            failed += [
+                delivery.error or f"record failed, see {services.log_path}"
+                for _ in delivery.kept(source.partial_failures)
+            ]
     return merge_runs(runs) | {"categories_failed": failed}
 
 
