@@ -419,8 +419,10 @@ def free_port():
 
 @pytest.mark.slow
 def test_the_console_script_runs_a_round_in_its_containers(data_dir, database, postgres_url, serve):
-    # GIVEN a feed on loopback WHEN `newsdesk collect` runs as a person runs it (a process of
-    # its own: its containers are forked as the console script's, which each re-runs)
+    # GIVEN a feed on loopback and an empty database (an earlier test in this process may have
+    # stored the feed's articles, which would be duplicates here) WHEN `newsdesk collect` runs
+    # as a person runs it (a process of its own: its containers are forked as the console
+    # script's, which each re-runs)
     feed = serve("/g.xml", "good.xml")
     sources = write_sources(data_dir.parent / "one.yaml", [("뉴시스", feed, "정치")])
     env = environ(data_dir, DATABASE_URL=postgres_url, FETCH_ALLOW_PRIVATE_NETWORKS="true")

@@ -28,7 +28,6 @@ from newsdesk.extract.extractor import ArticleReport
 from newsdesk_local.infrastructure import ACCOUNT, REGION, EventSource
 from newsdesk_local.pool import LambdaPool
 from newsdesk_local.services import LocalServices
-from newsdesk_local.signals import INTERRUPTIONS
 
 # The template's logical ids of the functions the command line runs.
 FANOUT, WORKER, CLUSTER = "FanOutFunction", "WorkerFunction", "ClusterFunction"
@@ -106,50 +105,40 @@ def drain(services: LocalServices, source: EventSource, pool: Pool) -> list[Deli
     """Feed ``source``'s queue to ``pool``'s function, as many batches at once as the pool has
     containers, until the queue is empty and every invocation has returned (so that messages
     a consumer sends on are consumed too). Should the pool break (a container killed), the
-    batches in flight and the one at hand count as failed, and no more are received. Should the
-    command be stopped (Ctrl-C, SIGTERM), the messages in flight go back to the queue."""
+    batches in flight and the one at hand count as failed, and no more are received."""
     sqs = services.client("sqs")
     queue = services.queues[source.queue]
     running: dict[Future[Any], list[dict[str, Any]]] = {}
     deliveries: list[Delivery] = []
     kept_handles: list[str] = []
     broken = False
-    try:
-        while True:
-            if not broken and len(running) < pool.concurrency:
-                batch = _receive(sqs, queue.url, source.batch_size)
-                if batch:
-                    try:
-                        running[pool.invoke(sqs_event(batch, queue.arn))] = batch
-                    except BrokenExecutor as e:
-                        broken = True
-                        deliveries.append(Delivery(batch, error=f"{type(e).__name__}: {e}"))
-                    continue
-            if not running:
-                # What failed is visible again once the queue is drained, as after SQS's
-                # visibility timeout: kept between runs, tried at the next, dead-lettered after
-                # maxReceiveCount receives in all (the local runtime counts them across runs).
-                _release(sqs, queue.url, kept_handles)
-                return deliveries
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                broken = broken or isinstance(future.exception(), BrokenExecutor)
-                delivery = _delivered(running.pop(future), future)
-                kept = {m["MessageId"] for m in delivery.kept(source.partial_failures)}
-                for message in delivery.messages:
-                    if message["MessageId"] in kept:
-                        kept_handles.append(message["ReceiptHandle"])
-                    else:
-                        sqs.delete_message(
-                            QueueUrl=queue.url, ReceiptHandle=message["ReceiptHandle"]
-                        )
-                deliveries.append(delivery)
-    except INTERRUPTIONS:
-        # the command is stopping: what it had received is visible again, so that the state
-        # it saves keeps it (its receive counted), as SQS would after the visibility timeout
-        in_flight = [m["ReceiptHandle"] for batch in running.values() for m in batch]
-        _release(sqs, queue.url, kept_handles + in_flight)
-        raise
+    while True:
+        if not broken and len(running) < pool.concurrency:
+            batch = _receive(sqs, queue.url, source.batch_size)
+            if batch:
+                try:
+                    running[pool.invoke(sqs_event(batch, queue.arn))] = batch
+                except BrokenExecutor as e:
+                    broken = True
+                    deliveries.append(Delivery(batch, error=f"{type(e).__name__}: {e}"))
+                continue
+        if not running:
+            # What failed is visible again once the queue is drained, as after SQS's
+            # visibility timeout: kept between runs, tried at the next, dead-lettered after
+            # maxReceiveCount receives in all (the local runtime counts them across runs).
+            _release(sqs, queue.url, kept_handles)
+            return deliveries
+        done, _ = wait(running, return_when=FIRST_COMPLETED)
+        for future in done:
+            broken = broken or isinstance(future.exception(), BrokenExecutor)
+            delivery = _delivered(running.pop(future), future)
+            kept = {m["MessageId"] for m in delivery.kept(source.partial_failures)}
+            for message in delivery.messages:
+                if message["MessageId"] in kept:
+                    kept_handles.append(message["ReceiptHandle"])
+                else:
+                    sqs.delete_message(QueueUrl=queue.url, ReceiptHandle=message["ReceiptHandle"])
+            deliveries.append(delivery)
 
 
 def _waiting(services: LocalServices, queue: str) -> bool:
@@ -294,22 +283,29 @@ def run_cluster(services: LocalServices, event: dict[str, Any]) -> dict[str, Any
     """A clustering run as AWS makes it (issue 24): the cluster function's invocation with
     ``event`` (a schedule's, or a replay's with ``at``), which sends one message per category
     to its queue, then that queue drained by its event source mapping; the categories' runs
-    summed into one answer, as a run over every category gives."""
-    runs: list[dict[str, Any]] = []
-    failed: list[str] = []
-    sources = services.infrastructure.functions[CLUSTER].event_sources
-    with pool_of(services, CLUSTER) as pool:  # warm for the queue's batches, as Lambda keeps it
+    summed into one answer, as a run over every category gives. One container serves both,
+    warm for the queue's records as Lambda's would be (the image's numeric stack is imported
+    once, not twice)."""
+    with pool_of(services, CLUSTER) as pool:
         first = pool.invoke(event).result()
         if "categories_sent" not in first:  # no queue: the invocation clustered every category
             return first
-        for source in sources:
-            for delivery in drain(services, source, pool):
-                if isinstance(delivery.response, dict):
-                    runs += delivery.response.get("runs", [])
-                failed += [
-                    delivery.error or f"record failed, see {services.log_path}"
-                    for _ in delivery.kept(source.partial_failures)
-                ]
+        return _drain_cluster(services, pool)
+
+
+def _drain_cluster(services: LocalServices, pool: LambdaPool) -> dict[str, Any]:
+    """The cluster queue drained by ``pool``: its categories' runs as one answer."""
+    runs: list[dict[str, Any]] = []
+    failed: list[str] = []
+    sources = services.infrastructure.functions[CLUSTER].event_sources
+    for source in sources:
+        for delivery in drain(services, source, pool):
+            if isinstance(delivery.response, dict):
+                runs += delivery.response.get("runs", [])
+            failed += [
+                delivery.error or f"record failed, see {services.log_path}"
+                for _ in delivery.kept(source.partial_failures)
+            ]
     return merge_runs(runs) | {"categories_failed": failed}
 
 
