@@ -11,15 +11,6 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = (ROOT / "layers/common/newsdesk", ROOT / "functions")
 LONGEST = 40
 
-# Still long, named one by one: the clustering package is being reworked on a branch of its own.
-# Shrink this list as they are split; nothing is added to it.
-ALLOWED = frozenset(
-    {
-        "layers/common/newsdesk/cluster/centroid.py:centroid_groups",
-        "layers/common/newsdesk/cluster/job.py:_cluster_category",
-    }
-)
-
 
 def function_lengths(path: Path, root: Path = ROOT) -> dict[str, int]:
     """``module:name`` -> lines, for every function and method in the module (the longest of
@@ -41,14 +32,9 @@ def runtime_lengths() -> dict[str, int]:
     }
 
 
-def test_no_runtime_function_is_over_40_lines_but_the_allowed() -> None:
+def test_no_runtime_function_is_over_40_lines() -> None:
     long = {name: lines for name, lines in runtime_lengths().items() if lines > LONGEST}
-    assert sorted(set(long) - ALLOWED) == []
-
-
-def test_the_allow_list_names_only_functions_still_long() -> None:
-    lengths = runtime_lengths()
-    assert sorted(name for name in ALLOWED if lengths.get(name, 0) <= LONGEST) == []
+    assert long == {}
 
 
 def test_the_count_is_from_the_def_line_to_the_last_docstring_included(tmp_path: Path) -> None:
