@@ -28,6 +28,7 @@ from newsdesk.extract.extractor import ArticleReport
 from newsdesk_local.infrastructure import ACCOUNT, REGION, EventSource
 from newsdesk_local.pool import LambdaPool
 from newsdesk_local.services import LocalServices
+from newsdesk_local.signals import INTERRUPTIONS
 
 # The template's logical ids of the functions the command line runs.
 FANOUT, WORKER, CLUSTER = "FanOutFunction", "WorkerFunction", "ClusterFunction"
@@ -105,40 +106,50 @@ def drain(services: LocalServices, source: EventSource, pool: Pool) -> list[Deli
     """Feed ``source``'s queue to ``pool``'s function, as many batches at once as the pool has
     containers, until the queue is empty and every invocation has returned (so that messages
     a consumer sends on are consumed too). Should the pool break (a container killed), the
-    batches in flight and the one at hand count as failed, and no more are received."""
+    batches in flight and the one at hand count as failed, and no more are received. Should the
+    command be stopped (Ctrl-C, SIGTERM), the messages in flight go back to the queue."""
     sqs = services.client("sqs")
     queue = services.queues[source.queue]
     running: dict[Future[Any], list[dict[str, Any]]] = {}
     deliveries: list[Delivery] = []
     kept_handles: list[str] = []
     broken = False
-    while True:
-        if not broken and len(running) < pool.concurrency:
-            batch = _receive(sqs, queue.url, source.batch_size)
-            if batch:
-                try:
-                    running[pool.invoke(sqs_event(batch, queue.arn))] = batch
-                except BrokenExecutor as e:
-                    broken = True
-                    deliveries.append(Delivery(batch, error=f"{type(e).__name__}: {e}"))
-                continue
-        if not running:
-            # What failed is visible again once the queue is drained, as after SQS's
-            # visibility timeout: kept between runs, tried at the next, dead-lettered after
-            # maxReceiveCount receives in all (the local runtime counts them across runs).
-            _release(sqs, queue.url, kept_handles)
-            return deliveries
-        done, _ = wait(running, return_when=FIRST_COMPLETED)
-        for future in done:
-            broken = broken or isinstance(future.exception(), BrokenExecutor)
-            delivery = _delivered(running.pop(future), future)
-            kept = {m["MessageId"] for m in delivery.kept(source.partial_failures)}
-            for message in delivery.messages:
-                if message["MessageId"] in kept:
-                    kept_handles.append(message["ReceiptHandle"])
-                else:
-                    sqs.delete_message(QueueUrl=queue.url, ReceiptHandle=message["ReceiptHandle"])
-            deliveries.append(delivery)
+    try:
+        while True:
+            if not broken and len(running) < pool.concurrency:
+                batch = _receive(sqs, queue.url, source.batch_size)
+                if batch:
+                    try:
+                        running[pool.invoke(sqs_event(batch, queue.arn))] = batch
+                    except BrokenExecutor as e:
+                        broken = True
+                        deliveries.append(Delivery(batch, error=f"{type(e).__name__}: {e}"))
+                    continue
+            if not running:
+                # What failed is visible again once the queue is drained, as after SQS's
+                # visibility timeout: kept between runs, tried at the next, dead-lettered after
+                # maxReceiveCount receives in all (the local runtime counts them across runs).
+                _release(sqs, queue.url, kept_handles)
+                return deliveries
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                broken = broken or isinstance(future.exception(), BrokenExecutor)
+                delivery = _delivered(running.pop(future), future)
+                kept = {m["MessageId"] for m in delivery.kept(source.partial_failures)}
+                for message in delivery.messages:
+                    if message["MessageId"] in kept:
+                        kept_handles.append(message["ReceiptHandle"])
+                    else:
+                        sqs.delete_message(
+                            QueueUrl=queue.url, ReceiptHandle=message["ReceiptHandle"]
+                        )
+                deliveries.append(delivery)
+    except INTERRUPTIONS:
+        # the command is stopping: what it had received is visible again, so that the state
+        # it saves keeps it (its receive counted), as SQS would after the visibility timeout
+        in_flight = [m["ReceiptHandle"] for batch in running.values() for m in batch]
+        _release(sqs, queue.url, kept_handles + in_flight)
+        raise
 
 
 def _waiting(services: LocalServices, queue: str) -> bool:
