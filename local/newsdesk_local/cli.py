@@ -3,7 +3,9 @@
 Exit codes: 0 done; 1 an outlet's message failed (SQS would retry it), or for `sources check
 --live` a feed failed; 2 a configuration error or a service that cannot be reached (one line on
 standard error); 3 feeds were attempted and not one succeeded. A closed pipe (``| head``) ends
-the command quietly, with 0. Terminal times are in NEWSDESK_TIMEZONE; JSON's are UTC.
+the command quietly, with 0. Terminal times are in NEWSDESK_TIMEZONE, and so are the times
+the options take (TIME: ISO 8601, the printed form, an age such as 24h, today, yesterday);
+JSON's are UTC.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 from newsdesk.core.errors import ConfigError, InfrastructureError
+from newsdesk.core.times import utc_now
 from newsdesk_local.commands import (
+    arguments,
     articles,
     cluster,
     collect,
@@ -56,10 +60,12 @@ COMMANDS = (
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
-    args = parser().parse_args(argv)
     env = context.environment(environ)
     out = _utf8(sys.stdout)
     try:
+        # a time option is read in the zone the output prints in, against the command's start
+        with arguments.reading_times(lambda: context.zone(env), utc_now()):
+            args = parser().parse_args(argv)
         code: int = args.run(args, env, out)
         out.flush()
     except (ConfigError, InfrastructureError) as e:

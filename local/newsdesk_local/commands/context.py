@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
 from newsdesk.core.settings import LOCAL_CONTACT, Settings
 from newsdesk.core.sources import Outlet, group_by_outlet, load_sources
@@ -21,6 +22,11 @@ def environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
         # a run on this machine: its requests say so (the functions refuse an unset contact)
         env["OPERATOR_CONTACT"] = LOCAL_CONTACT
     return env
+
+
+def zone(env: dict[str, str]) -> ZoneInfo:
+    """NEWSDESK_TIMEZONE's zone: the one the output prints in and time options are read in."""
+    return Settings.from_env(env).zone
 
 
 def runtime(env: dict[str, str]) -> LocalServices:
