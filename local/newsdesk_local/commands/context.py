@@ -29,6 +29,16 @@ def zone(env: dict[str, str]) -> ZoneInfo:
     return Settings.from_env(env).zone
 
 
+def deployed(env: dict[str, str]) -> dict[str, str | None]:
+    """boto3's options for a deployed stack's clients (``operator_client``): its region as the
+    AWS CLI reads it (AWS_REGION, else AWS_DEFAULT_REGION, else the profile's) and
+    AWS_ENDPOINT_URL, both from ``env``; credentials are boto3's own."""
+    return {
+        "region_name": env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None,
+        "endpoint_url": env.get("AWS_ENDPOINT_URL") or None,
+    }
+
+
 def runtime(env: dict[str, str]) -> LocalServices:
     """PostgreSQL (migrated) and AWS for local runs of the functions, to enter."""
     from newsdesk_local.services import LocalServices

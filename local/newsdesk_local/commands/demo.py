@@ -52,10 +52,11 @@ def add(commands: arguments.Commands) -> None:
 
 
 def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk_local.data_dir import writable
     from newsdesk_local.demo import serve_demo_feeds, write_sources
     from newsdesk_local.feedserver import FeedServer
 
-    data_dir = Settings.from_env(env).data_dir / "demo"
+    data_dir = writable(Settings.from_env(env).data_dir) / "demo"
     shutil.rmtree(data_dir, ignore_errors=True)  # the demo starts from nothing every time
     with FeedServer() as server:
         sources = write_sources(serve_demo_feeds(server), data_dir / "sources.yaml")
