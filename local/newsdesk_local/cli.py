@@ -5,7 +5,8 @@ Exit codes: 0 done; 1 an outlet's message failed (SQS would retry it), or for `s
 standard error); 3 feeds were attempted and not one succeeded. A closed pipe (``| head``) ends
 the command quietly, with 0. Ctrl-C ends it with 130, SIGTERM with 143 and SIGHUP with 129, each
 the same way (the local state saved, what it started stopped: ``newsdesk_local.signals``) and
-with one line. Terminal times are in NEWSDESK_TIMEZONE; JSON's are UTC.
+with one line. Terminal times are in NEWSDESK_TIMEZONE, and so are the times the options
+take (TIME: ISO 8601, the printed form, an age such as 24h, today, yesterday); JSON's are UTC.
 
 The local data folder (NEWSDESK_DATA_DIR) has one owner at a time: collect, reparse, migrate,
 cluster, reextract, dlq redrive, feeds reset and stack hold it while they run (demo holds its
@@ -26,7 +27,9 @@ from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 from newsdesk.core.errors import ConfigError, InfrastructureError
+from newsdesk.core.times import utc_now
 from newsdesk_local.commands import (
+    arguments,
     articles,
     cluster,
     collect,
@@ -66,10 +69,12 @@ COMMANDS = (
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
-    args = parser().parse_args(argv)
     env = context.environment(environ)
     out = _utf8(sys.stdout)
     try:
+        # a time option is read in the zone the output prints in, against the command's start
+        with arguments.reading_times(lambda: context.zone(env), utc_now()):
+            args = parser().parse_args(argv)
         with stopping_on_signals():
             code: int = args.run(args, env, out)
             out.flush()

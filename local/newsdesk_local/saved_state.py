@@ -27,6 +27,8 @@ def _load(data_dir: Path) -> dict[str, Any]:
         saved: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: not the saved state of a local run ({e}); move it away") from e
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
     if not isinstance(saved, dict):
         raise ConfigError(f"{path}: not the saved state of a local run; move it away")
     if "items" in saved:

@@ -30,10 +30,12 @@ from typing import Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
+from newsdesk.aws.clients import operator_client
 from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.settings import Settings
-from newsdesk.storage.database import Database
+from newsdesk.storage.database import Database, checked_url
 from newsdesk.storage.migrate import migrate, pending
+from newsdesk_local.data_dir import present, writable
 from newsdesk_local.deadletters import message_attributes
 from newsdesk_local.infrastructure import REGION, Infrastructure, QueueAddress
 from newsdesk_local.saved_state import load_queues, load_tables, store_tables
@@ -109,7 +111,7 @@ class LocalServices:
         return path
 
     def __enter__(self) -> LocalServices:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        writable(self.data_dir)
         try:
             with ThreadPoolExecutor(1) as background:  # PostgreSQL starts meanwhile
                 database_url = background.submit(self._postgres)
@@ -148,10 +150,13 @@ class LocalServices:
         self._stack.close()
 
     def client(self, service: str) -> Any:
-        """The services' client of ``service`` (one each; boto3 clients are thread-safe)."""
+        """The services' client of ``service`` (one each; boto3 clients are thread-safe); one
+        to a given AWS_ENDPOINT_URL waits as the operator's do (``operator_client``: bounded
+        timeouts and attempts), one to the embedded emulator as boto3's defaults say."""
         if service not in self._clients:
+            make = boto3.client if self.embedded_aws else operator_client
             try:
-                self._clients[service] = boto3.client(
+                self._clients[service] = make(
                     service,  # type: ignore[call-overload]
                     endpoint_url=self.endpoint,
                     region_name=self.env["AWS_DEFAULT_REGION"],
@@ -179,7 +184,8 @@ class LocalServices:
     # --- starting ---------------------------------------------------------------------------
 
     def _postgres(self) -> str:
-        url = self.settings.database_url or self._embedded_postgres()
+        given = self.settings.database_url
+        url = checked_url(given) if given else self._embedded_postgres()
         database = Database(lambda: url)
         self.migrations_applied = migrate(database)
         database.close()
@@ -463,13 +469,15 @@ def _alive(pid: int) -> bool:
 def read_only_database(settings: Settings) -> Iterator[Database | None]:
     """PostgreSQL for a command that only reads it: ``DATABASE_URL``, else the embedded one
     if a run has made it (None if none has: nothing is stored). No AWS, no migrations, no
-    folder created; a schema behind this release's is a configuration error."""
+    folder created; a schema behind this release's, or a data folder that cannot be read, is
+    a configuration error."""
     server = None
-    url = settings.database_url
+    url = checked_url(settings.database_url) if settings.database_url else None
     if url is None:
-        if not (settings.data_dir / PG_FOLDER).is_dir():
+        if not present(settings.data_dir) or not (settings.data_dir / PG_FOLDER).is_dir():
             yield None
             return
+        writable(settings.data_dir)  # the embedded PostgreSQL writes there even to be read
         server = _pgserver(settings.data_dir)
         url = str(server.get_uri())
     database = Database(lambda: url)

@@ -24,7 +24,8 @@ def add(commands: arguments.Commands) -> None:
     articles.add_argument(
         "--since",
         type=arguments.time,
-        help="collected since (ISO 8601, UTC if bare; default: 24 h ago)",
+        metavar="TIME",
+        help=f"collected since TIME (default: 24h ago); {arguments.TIME_HELP}",
     )
     articles.add_argument("--json", action="store_true", help=arguments.JSON_HELP)
     articles.set_defaults(run=run)

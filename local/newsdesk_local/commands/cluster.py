@@ -32,8 +32,9 @@ def add(commands: arguments.Commands) -> None:
     cluster.add_argument(
         "--at",
         type=arguments.cluster_time,
-        help="cluster as if it were TIME: the window ends then, later articles unseen "
-        "(ISO 8601, UTC if bare; for backfills and replays)",
+        metavar="TIME",
+        help="cluster as if it were TIME, not in the future: the window ends then, later "
+        f"articles unseen (for backfills and replays); {arguments.TIME_HELP}",
     )
     cluster.set_defaults(run=run)
 

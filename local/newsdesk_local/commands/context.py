@@ -8,6 +8,7 @@ import contextlib
 import os
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
 from newsdesk.core.settings import LOCAL_CONTACT, Settings
 from newsdesk.core.sources import Outlet, group_by_outlet, load_sources
@@ -25,6 +26,21 @@ def environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
         # a run on this machine: its requests say so (the functions refuse an unset contact)
         env["OPERATOR_CONTACT"] = LOCAL_CONTACT
     return env
+
+
+def zone(env: dict[str, str]) -> ZoneInfo:
+    """NEWSDESK_TIMEZONE's zone: the one the output prints in and time options are read in."""
+    return Settings.from_env(env).zone
+
+
+def deployed(env: dict[str, str]) -> dict[str, str | None]:
+    """boto3's options for a deployed stack's clients (``operator_client``): its region as the
+    AWS CLI reads it (AWS_REGION, else AWS_DEFAULT_REGION, else the profile's) and
+    AWS_ENDPOINT_URL, both from ``env``; credentials are boto3's own."""
+    return {
+        "region_name": env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None,
+        "endpoint_url": env.get("AWS_ENDPOINT_URL") or None,
+    }
 
 
 @contextlib.contextmanager

@@ -52,11 +52,12 @@ def add(commands: arguments.Commands) -> None:
 
 
 def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
+    from newsdesk_local.data_dir import writable
     from newsdesk_local.demo import serve_demo_feeds, write_sources
     from newsdesk_local.feedserver import FeedServer
     from newsdesk_local.services import clear_folder
 
-    data_dir = Settings.from_env(env).data_dir / "demo"
+    data_dir = writable(Settings.from_env(env).data_dir) / "demo"
     with FolderLock(data_dir, "newsdesk demo"), FeedServer() as server:
         clear_folder(data_dir, keep=LOCK_FILE)  # the demo starts from nothing every time
         sources = write_sources(serve_demo_feeds(server), data_dir / "sources.yaml")

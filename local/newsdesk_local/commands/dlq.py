@@ -45,7 +45,7 @@ def add(commands: arguments.Commands) -> None:
 
 def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     if args.stack:
-        print(redrive_deployed(args.stack, args.queue).line(), file=out)
+        print(redrive_deployed(args.stack, args.queue, env).line(), file=out)
         return EXIT_OK
     with context.runtime(env, "dlq redrive") as runtime:
         if args.queue == "article":
@@ -105,18 +105,21 @@ def redrive_to_worker(runtime: LocalServices, queue: str, out: TextIO) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def redrive_deployed(stack: str, queue: str) -> Redrive:
+def redrive_deployed(stack: str, queue: str, env: dict[str, str]) -> Redrive:
     """A deployed stack's dead letters sent back: the outlet queue's by SQS's message-move
-    task, the article queue's by hand, the schedules' events to their functions (async)."""
+    task, the article queue's by hand, the schedules' events to their functions (async). The
+    stack is looked for where ``feeds --table`` looks (``context.deployed``: AWS_REGION)."""
     import botocore.exceptions
 
     from newsdesk.aws.clients import operator_client
     from newsdesk_local import deadletters
 
+    options = context.deployed(env)
     try:
-        outputs = operator_client("cloudformation").describe_stacks(StackName=stack)["Stacks"][0]
+        cloudformation = operator_client("cloudformation", **options)
+        outputs = cloudformation.describe_stacks(StackName=stack)["Stacks"][0]
         urls = {o["OutputKey"]: o["OutputValue"] for o in outputs.get("Outputs", [])}
-        sqs = operator_client("sqs")
+        sqs = operator_client("sqs", **options)
         if queue == "outlet":
             return deadletters.start_move_task(
                 sqs, urls[f"{OUTLET_DEAD_LETTERS}Url"], OUTLET_DEAD_LETTERS
@@ -125,7 +128,7 @@ def redrive_deployed(stack: str, queue: str) -> Redrive:
             return deadletters.move_articles_back(
                 sqs, urls[f"{ARTICLE_DEAD_LETTERS}Url"], urls[f"{ARTICLE_QUEUE}Url"], time.time()
             )
-        lambda_client = operator_client("lambda")
+        lambda_client = operator_client("lambda", **options)
 
         def invoke(target: str, event: dict[str, Any]) -> None:
             lambda_client.invoke(

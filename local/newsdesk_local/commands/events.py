@@ -22,7 +22,10 @@ def add(commands: arguments.Commands) -> None:
     )
     events.add_argument("--json", action="store_true", help=arguments.JSON_HELP)
     events.add_argument(
-        "--since", type=arguments.time, help="written since (ISO 8601, UTC if bare)"
+        "--since",
+        type=arguments.time,
+        metavar="TIME",
+        help=f"written since TIME; {arguments.TIME_HELP}",
     )
     events.add_argument(
         "--limit", type=arguments.positive, default=100, help="at most this many (100)"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TextIO
 from newsdesk.core.errors import ConfigError
 from newsdesk.core.settings import Settings
 from newsdesk.core.times import utc_now
-from newsdesk_local.commands import arguments
+from newsdesk_local.commands import arguments, context
 from newsdesk_local.output import dump
 
 if TYPE_CHECKING:
@@ -95,6 +95,7 @@ def state_store(args: argparse.Namespace, env: dict[str, str], settings: Setting
 
     from newsdesk.aws.clients import operator_client
     from newsdesk.aws.state_table import StateTable
+    from newsdesk_local.data_dir import present
     from newsdesk_local.feeds import STATE_TABLE, SavedStore, TableStore
     from newsdesk_local.folder_lock import holder
     from newsdesk_local.infrastructure import REGION, Infrastructure
@@ -112,8 +113,7 @@ def state_store(args: argparse.Namespace, env: dict[str, str], settings: Setting
         endpoint = stack.services["AWS_ENDPOINT_URL"]
     try:
         if table is not None:
-            region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None
-            client = operator_client("dynamodb", region_name=region, endpoint_url=endpoint)
+            client = operator_client("dynamodb", **context.deployed(env))
             return TableStore(StateTable(client, table), table)
         if endpoint is not None:
             name = Infrastructure.packaged().table(STATE_TABLE).name
@@ -130,4 +130,5 @@ def state_store(args: argparse.Namespace, env: dict[str, str], settings: Setting
         raise ConfigError(f"AWS_ENDPOINT_URL: {e}") from None
     except BotoCoreError as e:  # no region, a broken profile
         raise ConfigError(f"AWS: {e}") from None
+    present(settings.data_dir)  # one that cannot be read is an error, not "nothing yet"
     return SavedStore(settings.data_dir)

@@ -26,7 +26,8 @@ def add(commands: arguments.Commands) -> None:
         "--since",
         type=arguments.time,
         required=True,
-        help="pages extracted since (ISO 8601, UTC if bare)",
+        metavar="TIME",
+        help=f"pages extracted since TIME; {arguments.TIME_HELP}",
     )
     reextract.add_argument("--json", action="store_true", help=arguments.JSON_HELP)
     reextract.set_defaults(run=run)

@@ -25,7 +25,8 @@ def add(commands: arguments.Commands) -> None:
         "--since",
         type=arguments.time,
         required=True,
-        help="bodies fetched since (ISO 8601, UTC if bare)",
+        metavar="TIME",
+        help=f"bodies fetched since TIME; {arguments.TIME_HELP}",
     )
     reparse.add_argument("--json", action="store_true", help=arguments.JSON_HELP)
     reparse.set_defaults(run=run)

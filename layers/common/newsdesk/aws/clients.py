@@ -21,8 +21,20 @@ if TYPE_CHECKING:
 # Standard retry mode backs off on throttling; a record that still fails is retried by SQS.
 _CONFIG = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=5)
 # The operator's: the `newsdesk` command's calls to a deployed stack (or an emulator), which a
-# person waits on and no queue retries: one attempt fewer, then the error in words.
-OPERATOR_CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=5)
+# person waits on and no queue retries. botocore waits 60 s for an answer and, with the
+# Lambda config's retries, makes four attempts: an endpoint that accepts and never answers held
+# `newsdesk feeds` four minutes. Here each call may take two attempts of at most 3 s to connect
+# and 5 s for each read (a Scan page, a describe: well under a second when AWS answers), so a
+# silent endpoint ends in the error, in words, after about 11 s (OPERATOR_WAIT_SECONDS).
+OPERATOR_ATTEMPTS, OPERATOR_CONNECT_SECONDS, OPERATOR_READ_SECONDS = 2, 3, 5
+OPERATOR_CONFIG = Config(
+    retries={"mode": "standard", "total_max_attempts": OPERATOR_ATTEMPTS},
+    connect_timeout=OPERATOR_CONNECT_SECONDS,
+    read_timeout=OPERATOR_READ_SECONDS,
+)
+# the longest a call waits on a silent endpoint: every attempt's connect and read, and standard
+# mode's backoff between them (at most 1 s before the second attempt: base 1 s times 2**0)
+OPERATOR_WAIT_SECONDS = OPERATOR_ATTEMPTS * (OPERATOR_CONNECT_SECONDS + OPERATOR_READ_SECONDS) + 1
 
 
 def sqs_client() -> SQSClient:

@@ -1,15 +1,21 @@
 """Times as newsdesk writes them everywhere (messages, state items, raw metadata, JSON): ISO
 8601 in UTC with a ``Z``, to the second. A bare time read back is taken as UTC. Terminal
-output, for a person, is in a zone of their choosing (``local_time``)."""
+output, for a person, is in a zone of their choosing (``local_time``), which is also the zone
+the command line reads its time options in (``newsdesk_local.commands.arguments.read_time``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, tzinfo
 
 
 def parse_time(value: str) -> datetime:
     parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def format_time(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)  # a replay's time no article can be older than
@@ -25,21 +31,30 @@ def replay_time(value: object, now: datetime) -> datetime:
         at = parse_time(str(value).strip())
     except ValueError:
         raise ValueError("is not an ISO 8601 time") from None
+    return checked_replay_time(at, now)
+
+
+def checked_replay_time(
+    at: datetime, now: datetime, shown: Callable[[datetime], str] = format_time
+) -> datetime:
+    """``at`` as ``replay_time`` checks it (a ValueError for one before 1970 or after ``now``,
+    which it names as ``shown`` writes it)."""
     if at < EARLIEST:
         raise ValueError("is before 1970: no article is that old")
     if at > now:
-        raise ValueError(f"is in the future (it is {format_time(now)} now)")
+        raise ValueError(f"is in the future (it is {shown(now)} now)")
     return at
 
 
-def format_time(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+# A person's time: to the minute, in their zone, named by its abbreviation (``%Z``: ``KST``,
+# ``UTC``, or an offset such as ``+04`` for a zone that has none). The command line reads it back.
+LOCAL_FORMAT = "%Y-%m-%d %H:%M %Z"
 
 
 def local_time(value: datetime | str, zone: tzinfo = UTC) -> str:
-    """``2026-12-01 14:30 KST``: to the minute, in ``zone``, named by its abbreviation."""
+    """``2026-12-01 14:30 KST``: ``value`` in ``zone``, as LOCAL_FORMAT writes it."""
     moment = parse_time(value) if isinstance(value, str) else value
-    return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
+    return moment.astimezone(zone).strftime(LOCAL_FORMAT)
 
 
 def utc_now() -> datetime:

@@ -73,9 +73,22 @@ def _first_line(error: psycopg2.Error) -> str:
     return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
+def checked_url(url: str, variable: str = "DATABASE_URL") -> str:
+    """``url`` if libpq can read it (a ``postgresql://`` URI or ``key=value`` pairs), else a
+    SettingsError that names ``variable`` (libpq's own words name neither)."""
+    try:
+        psycopg2.extensions.parse_dsn(url)
+    except psycopg2.ProgrammingError as e:
+        raise SettingsError(
+            f"{variable}: not a PostgreSQL URL (postgresql://USER@HOST:PORT/DATABASE, or "
+            f"key=value pairs): {_first_line(e)}"
+        ) from None
+    return url
+
+
 def database_from(settings: Settings) -> Database:
     if settings.database_url:
-        url = settings.database_url
+        url = checked_url(settings.database_url)
         return Database(lambda: url)
     if settings.db_secret_arn:
         arn, host, port, name, rootcert = (

@@ -23,7 +23,8 @@ class LocalSettings:
     timezone: str = setting(
         DEFAULT_TIMEZONE,
         ZONE,
-        "the command line's times, as a person reads them (a bad one is refused, exit 2); "
-        "JSON, logs and stored times stay UTC",
+        "the command line's times, as a person reads and writes them: printed in it, and a "
+        "TIME option without a zone read in it (a bad one is refused, exit 2); JSON, logs and "
+        "stored times stay UTC",
         env="NEWSDESK_TIMEZONE",
     )

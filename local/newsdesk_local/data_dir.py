@@ -1,0 +1,48 @@
+"""NEWSDESK_DATA_DIR checked before a command uses it. A folder that cannot be made, entered or
+written (a file in its path, no permission, a read-only disk) is a configuration error in one
+line (exit 2), not a traceback; and, for a command that only reads, not "nothing yet": only a
+folder that does not exist has nothing in it."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from newsdesk.core.errors import SettingsError
+
+VARIABLE = "NEWSDESK_DATA_DIR"
+
+
+def writable(folder: Path) -> Path:
+    """``folder``, made if missing, once a file has been written there (and removed)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):  # permissions, a read-only disk, quotas
+            pass
+    except OSError as e:
+        raise SettingsError(f"{VARIABLE}: cannot write {folder}: {_why(folder, e)}") from None
+    return folder
+
+
+def present(folder: Path) -> bool:
+    """Whether ``folder`` exists (False: nothing is kept yet); a SettingsError if it cannot be
+    read."""
+    try:
+        with os.scandir(folder):
+            pass
+    except FileNotFoundError:
+        return False
+    except OSError as e:
+        raise SettingsError(f"{VARIABLE}: cannot read {folder}: {_why(folder, e)}") from None
+    return True
+
+
+def _why(folder: Path, error: OSError) -> str:
+    """The words for ``error``: the file where a folder should be, if that is what it is."""
+    for path in (folder, *folder.parents):
+        if path.exists() and not path.is_dir():
+            return f"{path} is a file, not a folder"
+    if isinstance(error, FileNotFoundError) and folder.is_dir():  # /proc: no file can be made
+        return "no file can be made there"
+    return error.strerror or str(error)
