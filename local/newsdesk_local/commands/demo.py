@@ -109,7 +109,8 @@ def next_line(data_dir: Path) -> str:
     """What to look at after the demo: its data, with the commands that read it."""
     return (
         f"\nNext: the demo's data stays in {data_dir} until the next demo: "
-        f"`NEWSDESK_DATA_DIR={data_dir} newsdesk issues` (or `articles`, `feeds`, `events`); "
+        f"`NEWSDESK_DATA_DIR={data_dir} newsdesk issues` (or `articles`, `events`, and "
+        f"`feeds --sources {data_dir / 'sources.yaml'}`); "
         "`newsdesk collect` runs a round on the real outlets' feeds (sources.yaml)"
     )
 
