@@ -55,17 +55,19 @@ def test_collect_prints_each_outlet_as_it_is_done_on_a_terminal(
     os.close(master)
     # THEN A's line was on the terminal before B was asked, after the phases so far
     assert code == 0
-    assert seen_before_b[0].splitlines() == [
-        STARTING,
-        "Collecting 2 feeds of 2 outlets…",
-        f"Source: A | New: 3 | Skip: 0 | Total: 3 | 정치 {first}",
-    ]
+    # (new or skipped: the suite's database may hold good.xml's articles already)
+    a_line = re.compile(rf"Source: A \| New: \d \| Skip: \d \| Total: 3 \| 정치 {re.escape(first)}")
+    before = seen_before_b[0].splitlines()
+    assert before[:2] == [STARTING, "Collecting 2 feeds of 2 outlets…"]
+    assert len(before) == 3
+    assert a_line.fullmatch(before[2])
     # AND the round's lines follow, B's once, the totals after both, and what to look at next
     lines = shown.splitlines()
     assert [line for line in lines if line.startswith("Source: ")] == [
-        f"Source: A | New: 3 | Skip: 0 | Total: 3 | 정치 {first}",
+        before[2],
         *[line for line in lines if line.startswith("Source: B ")],
     ]
+    assert len([line for line in lines if line.startswith("Source: B ")]) == 1
     assert [n for n, line in enumerate(lines) if line.startswith("Feeds: ")] > [3]
     assert re.fullmatch(
         r"Next: `newsdesk articles --since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ` \(this round's "
@@ -83,5 +85,7 @@ def test_off_a_terminal_the_round_has_no_phase_lines(data_dir, serve, postgres_u
     assert main(["collect", "--sources", str(sources)], env) == 0
     lines = capsys.readouterr().out.splitlines()
     assert STARTING not in lines
-    assert lines[0] == f"Source: A | New: 3 | Skip: 0 | Total: 3 | 정치 {feed}"
+    assert re.fullmatch(
+        rf"Source: A \| New: \d \| Skip: \d \| Total: 3 \| 정치 {re.escape(feed)}", lines[0]
+    )
     assert lines[-1].startswith("Next: `newsdesk articles --since ")
