@@ -21,23 +21,26 @@ endif
 
 # The package with every extra (at the locks' versions, on the functions' Python, 3.12); then
 # each deploy unit's packages, from its locks, into $(VENV)/lambda/ for the local runtime's
-# containers and the deploy-unit tests (infra/locks.py).
+# containers and the deploy-unit tests (infra/locks.py). Each step says what it does in one line;
+# the installers are quiet unless they fail.
 $(BIN)/.installed: pyproject.toml $(LOCKS)
-	@echo "installing into $(VENV) with $(INSTALLER): newsdesk and its tools"
-	$(PYTHON) -m venv $(VENV)
-	$(if $(filter uv,$(INSTALLER)),$(BIN)/python -m pip install --quiet --disable-pip-version-check '$(UV_REQUIREMENT)')
-	if $(BIN)/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))'; then \
+	@echo "creating $(VENV) with $(PYTHON)"
+	@$(PYTHON) -m venv $(VENV)
+	$(if $(filter uv,$(INSTALLER)),@echo "installing the installer (uv) into $(VENV)")
+	$(if $(filter uv,$(INSTALLER)),@$(BIN)/python -m pip install --quiet --disable-pip-version-check '$(UV_REQUIREMENT)')
+	@if $(BIN)/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))'; then \
 		sed -n 's/^\([A-Za-z0-9._-]*==[^ ;\\]*\).*/\1/p' $(LOCKS) | sort -u; fi > $(VENV)/constraints.txt
-	$(INSTALL) -e '.[dev]' -c $(VENV)/constraints.txt
+	@echo "installing the package and its tools into $(VENV) (about a minute the first time)"
+	@$(INSTALL) -e '.[dev]' -c $(VENV)/constraints.txt
 	@echo "installing each function's packages from its locks into $(VENV)/lambda"
-	$(BIN)/python -m infra.locks install --installer $(INSTALLER)
-	touch $@
+	@$(BIN)/python -m infra.locks install --installer $(INSTALLER)
+	@touch $@
 
 demo: $(BIN)/.installed
-	$(BIN)/newsdesk demo
+	@$(BIN)/newsdesk demo
 
 collect: $(BIN)/.installed
-	$(BIN)/newsdesk collect
+	@$(BIN)/newsdesk collect
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

@@ -293,7 +293,7 @@ def test_reparse_reads_the_bodies_kept_by_an_earlier_run(
     assert result["bodies"][0]["url"] == url
     assert feed_server.requests["/good.xml"] == fetched
     assert main(["reparse", "--since", "2000-01-01"], env) == 0
-    assert "Reparsed 1 bodies (0 not a feed): 5 entries, 0 new, 3 duplicate" in (
+    assert "Reparsed 1 body (0 not a feed): 5 entries, 0 new, 3 duplicate" in (
         capsys.readouterr().out
     )
 
@@ -371,11 +371,11 @@ def test_a_round_extracts_its_pages_and_the_commands_show_them(
     assert main(["reextract", "--since", "2000-01-01"], env) == 0
     out = capsys.readouterr().out
     assert re.search(
-        r"^Article: 연합뉴스 \| #\d+ ok \d+ chars \| 국회 예산안 통과 \(was extract_ok\)$",
+        r"^Article: 연합뉴스 \| #\d+ ok \d+ chars \| 국회 예산안 통과 \(was ok\)$",
         out,
         re.M,
     )
-    assert "Re-extracted 1 pages from the raw layer; 0 changed outcome; 0 no longer kept" in out
+    assert "Re-extracted 1 page from the raw layer; 0 changed outcome; 0 no longer kept" in out
     assert feed_server.requests["/view/1"] == fetched
     # AND `feeds` shows the host the pages came from
     assert main(["feeds"], env) == 0

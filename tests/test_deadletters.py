@@ -81,7 +81,7 @@ def test_outlet_dead_letters_are_kept_between_runs_then_sent_back_and_collected(
 
     # THEN it went back to the worker, which collected the feed, and the queue is empty
     out = capsys.readouterr().out
-    assert f"{OUTLET_DEAD_LETTERS}: 1 messages sent back" in out
+    assert f"{OUTLET_DEAD_LETTERS}: 1 message sent back" in out
     assert "Worker: 1 collected, 0 stale" in out
     assert len(rows(database)) == 3
     assert waiting(env, OUTLET_DEAD_LETTERS) == []
@@ -99,7 +99,7 @@ def test_schedule_dead_letters_go_to_the_function_they_name(env, capsys):
     # WHEN redriven THEN the fan-out ran on it, and the worker on its message; the other stays
     assert main(["dlq", "redrive", "--queue", "schedule"], env) == 0
     out = capsys.readouterr().out
-    assert f"{SCHEDULE_DEAD_LETTERS}: 1 messages sent back, 1 kept" in out
+    assert f"{SCHEDULE_DEAD_LETTERS}: 1 message sent back, 1 kept" in out
     assert "Worker: 1 collected" in out
     assert waiting(env, SCHEDULE_DEAD_LETTERS) == [event]
 
@@ -164,7 +164,7 @@ def test_article_dead_letters_go_back_in_their_hosts_group_and_are_extracted(
     # WHEN redriven THEN it went back and was extracted; what is no article message stays
     assert main(["dlq", "redrive", "--queue", "article"], env | EXTRACT_ON) == 0
     out = capsys.readouterr().out
-    assert f"{ARTICLE_DEAD_LETTERS}: 1 messages sent back, 1 kept (not an article message)" in out
+    assert f"{ARTICLE_DEAD_LETTERS}: 1 message sent back, 1 kept (not an article message)" in out
     assert "Extractor: 1 extracted, 0 already done, 0 failed again" in out
     with database.transaction() as cursor:
         cursor.execute("SELECT status FROM article_extraction")

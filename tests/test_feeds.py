@@ -3,7 +3,9 @@ pipes, times in NEWSDESK_TIMEZONE, and read-only commands that create nothing: a
 local runtime (moto, PostgreSQL, feeds on 127.0.0.1), the saved state file, and a table read as
 a deployed one."""
 
+import functools
 import json
+import operator
 import os
 import re
 import socket
@@ -20,13 +22,15 @@ from newsdesk.aws.state_table import StateTable, from_item, to_item
 from newsdesk.core.breaker import Breaker
 from newsdesk.core.report import CONTRACT_KEYS
 from newsdesk.core.schedule import FeedState, OutletState
+from newsdesk.core.sources import load_sources
 from newsdesk.core.times import utc_now
 from newsdesk.storage.database import Database
 from newsdesk.storage.migrate import migrate
 from newsdesk_local.cli import main
 from newsdesk_local.feeds import SavedStore, TableStore
 from newsdesk_local.saved_state import load_tables, store_tables
-from tests.test_cli import environ, write_sources
+from tests.test_cli import environ as cli_environ
+from tests.test_cli import write_sources
 
 # its tests start servers or processes of their own (tests/conftest.py)
 pytestmark = pytest.mark.integration
@@ -97,10 +101,21 @@ def records():
 
 
 def saved(data_dir, state=None):
-    """NEWSDESK_DATA_DIR with the local runtime's saved state file holding ``state``."""
+    """NEWSDESK_DATA_DIR with the local runtime's saved state file holding ``state``, and the
+    sources file of its feeds beside it (``environ`` names it: `feeds` lists that file's)."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    store_tables(data_dir, {"StateTable": [to_item(r) for r in state or records()]})
+    state = state or records()
+    store_tables(data_dir, {"StateTable": [to_item(r) for r in state]})
+    feeds = [(r.source, r.url, r.category) for r in state if isinstance(r, FeedState)]
+    write_sources(data_dir / "sources.yaml", feeds)
     return data_dir
+
+
+def environ(data_dir, **extra):
+    """The command line's environment for ``data_dir``, its sources file if it has one."""
+    if (data_dir / "sources.yaml").exists():
+        extra.setdefault("SOURCES_PATH", str(data_dir / "sources.yaml"))
+    return cli_environ(data_dir, **extra)
 
 
 def run(*args, env, stdout=subprocess.PIPE):
@@ -123,7 +138,7 @@ def test_feeds_lists_failing_outlets_first_in_the_editors_time(data_dir, capsys)
     assert main(["feeds"], env) == 0
     assert capsys.readouterr().out.splitlines() == [
         "Outlet: 뉴시스 | Breaker: half-open since 2026-12-01 14:00 KST (trip 1): the next round "
-        "tries one feed | 0 of 1 feeds failing",
+        "tries one feed | 0 of 1 feed failing",
         "Feed: 뉴시스 | IT | OK | last success 2026-12-01 14:00 KST | next check 2026-12-01 "
         "14:00 KST | "
         "http://127.0.0.1:9/n.xml",
@@ -134,7 +149,7 @@ def test_feeds_lists_failing_outlets_first_in_the_editors_time(data_dir, capsys)
         "http://127.0.0.1:9/a.xml",
         "Feed: 프레시안 | 사회 | OK | last success 2026-12-01 14:00 KST | next check 2026-12-01 "
         "14:30 KST | http://127.0.0.1:9/b.xml",
-        "Outlet: 연합뉴스 | Breaker: closed | 0 of 1 feeds failing",
+        "Outlet: 연합뉴스 | Breaker: closed | 0 of 1 feed failing",
         "Feed: 연합뉴스 | 경제 | Not modified | last success 2026-12-01 14:00 KST | next check "
         "2026-12-01 15:00 KST | http://127.0.0.1:9/y.xml",
         "Outlets: 3 (1 cooling down, 1 half-open); feeds: 4 (1 failing); times in Asia/Seoul (KST)",
@@ -239,10 +254,19 @@ def test_feeds_and_reset_against_a_table_by_name(aws_env, tmp_path, capsys):
     for record in records():
         table.save(record)
     env = {**os.environ, "NEWSDESK_DATA_DIR": str(tmp_path / "none")}
+    named = [(r.source, r.url, r.category) for r in records() if isinstance(r, FeedState)]
+    sources = write_sources(tmp_path / "sources.yaml", named)
     # WHEN `feeds --table` reads it THEN the records, as from the saved state
-    assert main(["feeds", "--json", "--table", "newsdesk-state"], env) == 0
+    assert (
+        main(["feeds", "--json", "--table", "newsdesk-state", "--sources", str(sources)], env) == 0
+    )
     listed = json.loads(capsys.readouterr().out)["outlets"]
     assert [o["source"] for o in listed] == ["뉴시스", "프레시안", "연합뉴스"]
+    # AND without --sources, the bundled file's feeds too (a deployed fan-out's), never tried
+    assert main(["feeds", "--json", "--table", "newsdesk-state"], env) == 0
+    bundled = json.loads(capsys.readouterr().out)["outlets"]
+    untried = {f["url"] for o in bundled for f in o["feeds"] if f["skipped"] == "never_tried"}
+    assert untried == {feed.url for feed in load_sources()}
     assert not (tmp_path / "none").exists()
     # WHEN an outlet is reset through the table
     assert main(["feeds", "reset", "프레시안", "연합뉴스", "--table", "newsdesk-state"], env) == 0
@@ -298,7 +322,8 @@ def test_a_tripped_outlet_is_reported_cooling_down_until_reset(
         tmp_path / "sources.yaml",
         [("연합뉴스", good, "정치"), ("프레시안", down[0], "정치"), ("프레시안", down[1], "사회")],
     )
-    env = environ(data_dir, DATABASE_URL=postgres_url)
+    # (SOURCES_PATH too: `feeds` lists the file in use, which --sources names for a round only)
+    env = environ(data_dir, DATABASE_URL=postgres_url, SOURCES_PATH=str(sources))
     collect = ["collect", "--sources", str(sources)]
 
     # WHEN a round runs THEN the outlet trips, and each feed says how it went
@@ -569,3 +594,62 @@ def test_an_old_items_error_class_is_unknown_not_a_crash(data_dir, capsys):
     assert load_tables(data_dir)["StateTable"] == [item]
     assert main(["feeds"], environ(data_dir)) == 0
     assert "| Failed (unknown) 2026-12-01 14:00 KST: HTTP 503 |" in capsys.readouterr().out
+
+
+def test_feeds_lists_every_feed_of_the_sources_file_tried_or_not(
+    database, aws_env, serve, tmp_path, capsys
+):
+    # GIVEN an outlet of six feeds collected by the worker's collector: all fine in one round,
+    # then the first two answering 503 in the next, which trips its breaker before the other
+    # four; and the sources file naming a seventh feed no round has had yet
+    from newsdesk.collect.collector import CollectPolicy, OutletCollector
+    from newsdesk.core.messages import OutletMessage
+    from newsdesk.core.settings import Settings
+    from newsdesk.core.sources import Feed, Outlet
+    from newsdesk.storage.articles import ArticleStore
+
+    paths = [f"/hani/{n}.xml" for n in range(6)]
+    urls = [serve(path, "good.xml") for path in paths]
+    added = serve("/hani/new.xml", "good.xml")
+    settings = Settings(fetch_allow_private_networks=True, fetch_interval_seconds=0)
+    states = StateTable(aws_env.client("dynamodb"), "newsdesk-state")
+    outlet = Outlet("한겨레", tuple(Feed("한겨레", url, "사회") for url in urls))
+    first = utc_now().replace(microsecond=0) - timedelta(minutes=40)  # open 20 minutes more
+    for n, at in enumerate((first, first + timedelta(minutes=30))):
+        if n == 1:
+            for path in paths[:2]:
+                serve(path, status=503, body=b"")
+        collector = OutletCollector(
+            CollectPolicy.from_settings(settings),
+            ArticleStore(database),
+            states,
+            clock=functools.partial(operator.add, at, timedelta(minutes=1)),
+        )
+        collector.collect(OutletMessage(outlet, at, ignore_schedule=True))
+    sources = write_sources(
+        tmp_path / "sources.yaml", [("한겨레", url, "사회") for url in [*urls, added]]
+    )
+    env = {**os.environ, "NEWSDESK_DATA_DIR": str(tmp_path / "none")}
+    command = ["feeds", "--table", "newsdesk-state", "--sources", str(sources)]
+    # WHEN `feeds` lists it THEN every feed of the file, each skipped one saying why
+    assert main([*command, "--json"], env) == 0
+    (listed,) = json.loads(capsys.readouterr().out)["outlets"]
+    skipped = {f["url"]: f["skipped"] for f in listed["feeds"]}
+    assert skipped == {
+        **dict.fromkeys(urls[:2]),
+        **dict.fromkeys(urls[2:], "not_tried_this_round"),
+        added: "never_tried",
+    }
+    assert main(command, env) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("| 2 of 7 feeds failing, 5 not tried")
+    untried = "| Not tried this round (its outlet's breaker tripped first) |"
+    assert sum(untried in line for line in lines) == 4
+    assert sum("| Never tried |" in line for line in lines) == 1
+    assert lines[-1].startswith(
+        "Outlets: 1 (1 cooling down, 0 half-open); feeds: 7 (2 failing, 1 never tried, "
+        "4 not tried this round)"
+    )
+    # AND --failing keeps the outlet's counts of all its feeds
+    assert main([*command, "--failing"], env) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith("| 2 of 7 feeds failing, 5 not tried")

@@ -260,7 +260,7 @@ def test_cli_check_reports_a_good_file(tmp_path, capsys):
     path = tmp_path / "sources.yaml"
     path.write_text(GOOD, encoding="utf-8")
     assert main(["sources", "check", str(path)]) == 0
-    assert "ok: 1 feeds, 1 outlets" in capsys.readouterr().out
+    assert "ok: 1 feed, 1 outlet" in capsys.readouterr().out
 
 
 def test_cli_check_fails_on_a_bad_file_naming_entry_and_field(tmp_path, capsys):

@@ -114,7 +114,7 @@ def test_all_good_is_exit_0(tmp_path, serve, capsys):
     path.write_text(f'- {{source: A, url: "{serve("/g.xml", "good.xml")}", category: 정치}}\n')
     assert check(path) == 0
     assert capsys.readouterr().out.splitlines()[-1] == (
-        "Feeds: 1 ok, 0 failed (1 feeds, 1 outlets); dates in Asia/Seoul time (KST)"
+        "Feeds: 1 ok, 0 failed (1 feed, 1 outlet); dates in Asia/Seoul time (KST)"
     )
 
 

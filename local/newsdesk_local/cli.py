@@ -24,6 +24,7 @@ import io
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from importlib import metadata
 from typing import TextIO
 
 from newsdesk.core.errors import ConfigError, InfrastructureError
@@ -48,6 +49,15 @@ from newsdesk_local.commands import (
 )
 from newsdesk_local.output import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_OK, error
 from newsdesk_local.signals import Stopped, stopping_on_signals
+
+# `newsdesk --help`'s words (the docstring above is for readers of the code, in its markup)
+DESCRIPTION = (
+    "Local rounds of newsdesk's functions, and operator tasks. Exit codes: 0 done; 1 an "
+    "outlet's message failed (SQS would retry it), or for 'sources check --live' a feed failed; "
+    "2 a configuration error or a service that cannot be reached (one line on standard error); "
+    "3 feeds were attempted and not one succeeded; 130 interrupted. A closed pipe (| head) ends "
+    "a command quietly, with 0. Terminal times are in NEWSDESK_TIMEZONE; JSON's are UTC."
+)
 
 # in the order `newsdesk --help` lists them (newsdesk_local.commands: one module each)
 COMMANDS = (
@@ -95,11 +105,22 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
 
 def parser() -> argparse.ArgumentParser:
     """``newsdesk``'s parser, each command's added by its module."""
-    newsdesk = argparse.ArgumentParser(prog="newsdesk", description=__doc__)
+    newsdesk = argparse.ArgumentParser(prog="newsdesk", description=DESCRIPTION)
+    newsdesk.add_argument(
+        "--version", action="version", version=f"newsdesk {version()}", help="print the version"
+    )
     commands = newsdesk.add_subparsers(required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.add(commands)
     return newsdesk
+
+
+def version() -> str:
+    """The installed package's version (its metadata: pyproject.toml's)."""
+    try:
+        return metadata.version("newsdesk")
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown (not installed)"
 
 
 def _utf8(out: TextIO) -> TextIO:

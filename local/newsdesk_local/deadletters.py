@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from newsdesk_local.output import plural
+
 # The attribute EventBridge Scheduler names a dead-lettered event's target with.
 TARGET_ATTRIBUTE = "TARGET_ARN"
 
@@ -34,7 +36,7 @@ class Redrive:
     def line(self) -> str:
         if self.task is not None:
             return (
-                f"{self.queue}: moving {self.moved} messages back (SQS message-move task "
+                f"{self.queue}: moving {plural(self.moved, 'message')} back (SQS message-move task "
                 f"{self.task})"
             )
         why = (
@@ -43,7 +45,7 @@ class Redrive:
             else f"no {TARGET_ATTRIBUTE}"
         )
         kept = f", {self.kept} kept ({why})" if self.kept else ""
-        return f"{self.queue}: {self.moved} messages sent back{kept}"
+        return f"{self.queue}: {plural(self.moved, 'message')} sent back{kept}"
 
 
 # Long enough for a whole redrive: a message is not received twice while it runs.

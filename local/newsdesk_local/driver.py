@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Future, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -102,12 +102,18 @@ class Pool(Protocol):
     def invoke(self, event: dict[str, Any]) -> Future[Any]: ...
 
 
-def drain(services: LocalServices, source: EventSource, pool: Pool) -> list[Delivery]:
+def drain(
+    services: LocalServices,
+    source: EventSource,
+    pool: Pool,
+    delivered: Callable[[Delivery], None] | None = None,
+) -> list[Delivery]:
     """Feed ``source``'s queue to ``pool``'s function, as many batches at once as the pool has
     containers, until the queue is empty and every invocation has returned (so that messages
     a consumer sends on are consumed too). Should the pool break (a container killed), the
     batches in flight and the one at hand count as failed, and no more are received. Should the
-    command be stopped (Ctrl-C, SIGTERM), the messages in flight go back to the queue."""
+    command be stopped (Ctrl-C, SIGTERM), the messages in flight go back to the queue.
+    ``delivered`` is told of each delivery as it is done (progress), before the next batch."""
     sqs = services.client("sqs")
     queue = services.queues[source.queue]
     running: dict[Future[Any], list[dict[str, Any]]] = {}
@@ -124,6 +130,8 @@ def drain(services: LocalServices, source: EventSource, pool: Pool) -> list[Deli
                     except BrokenExecutor as e:
                         broken = True
                         deliveries.append(Delivery(batch, error=f"{type(e).__name__}: {e}"))
+                        if delivered is not None:
+                            delivered(deliveries[-1])
                     continue
             if not running:
                 # What failed is visible again once the queue is drained, as after SQS's
@@ -144,6 +152,8 @@ def drain(services: LocalServices, source: EventSource, pool: Pool) -> list[Deli
                             QueueUrl=queue.url, ReceiptHandle=message["ReceiptHandle"]
                         )
                 deliveries.append(delivery)
+                if delivered is not None:
+                    delivered(delivery)
     except INTERRUPTIONS:
         # the command is stopping: what it had received is visible again, so that the state
         # it saves keeps it (its receive counted), as SQS would after the visibility timeout
@@ -201,25 +211,44 @@ class RoundResult:
     articles_failed: list[FailedMessage] = field(default_factory=list)
 
 
+class RoundProgress(Protocol):
+    """What ``run_collect_round`` tells as it goes (a terminal's progress)."""
+
+    def outlets_done(self, reports: list[OutletReport], failed: list[FailedMessage]) -> None:
+        """Outlets done: their reports, and the outlets whose messages failed."""
+
+    def extracting(self) -> None:
+        """The outlets are done; the article pages they queued are next."""
+
+
 def run_collect_round(
     services: LocalServices,
     concurrency: int,
     outlets: Sequence[Outlet] = (),
     ignore_schedule: bool = True,
     workers: LambdaPool | None = None,
+    progress: RoundProgress | None = None,
 ) -> RoundResult:
     """The fan-out, then the worker's queue drained with ``concurrency`` containers (or
     ``workers``, already started), then the article queue the workers' outbox relay filled,
     by the extractor. Reports come in the order of ``outlets`` (the sources file's), any
     outlet not in it after those; an outlet the fan-out skipped, its breaker open, is
-    reported cooling down (its feeds those ``outlets`` give it)."""
+    reported cooling down (its feeds those ``outlets`` give it). ``progress`` is told of each
+    outlet as it is done: those cooling down once the fan-out answered, the others as their
+    messages' invocations return."""
     started = time.monotonic()
     event = scheduled_event(datetime.now(UTC)) | {"ignore_schedule": ignore_schedule}
     fanout = invoke_function(services, FANOUT, event)
-    reports, failed = drain_worker(services, concurrency, workers)
-    reports += _cooling(fanout, outlets)
+    cooling = _cooling(fanout, outlets)
+    if progress is not None:
+        progress.outlets_done(cooling, [])
+    reports, failed = drain_worker(services, concurrency, workers, progress)
+    reports += cooling
     rank = {outlet.name: i for i, outlet in enumerate(outlets)}
     reports.sort(key=lambda r: (rank.get(r.source, len(rank)), r.source))
+    sources = services.infrastructure.functions[EXTRACTOR].event_sources
+    if progress is not None and any(_waiting(services, source.queue) for source in sources):
+        progress.extracting()
     articles, articles_failed = drain_extractor(services, concurrency)
     return RoundResult(
         fanout, reports, failed, time.monotonic() - started, articles, articles_failed
@@ -253,14 +282,24 @@ def drain_extractor(
 
 
 def drain_worker(
-    services: LocalServices, concurrency: int = 1, workers: LambdaPool | None = None
+    services: LocalServices,
+    concurrency: int = 1,
+    workers: LambdaPool | None = None,
+    progress: RoundProgress | None = None,
 ) -> tuple[list[OutletReport], list[FailedMessage]]:
     """The worker's queues drained, as their event source mappings would: what the outlets
-    reported, and the messages that failed."""
+    reported, and the messages that failed (``progress`` told of each delivery's)."""
     with contextlib.ExitStack() as stack:
         pool = workers or stack.enter_context(pool_of(services, WORKER, concurrency))
         sources = services.infrastructure.functions[WORKER].event_sources
-        deliveries = [(s, d) for s in sources for d in drain(services, s, pool)]
+        deliveries: list[tuple[EventSource, Delivery]] = []
+        for source in sources:
+
+            def delivered(delivery: Delivery, source: EventSource = source) -> None:
+                if progress is not None:
+                    progress.outlets_done(*_outcomes([(source, delivery)], services))
+
+            deliveries += [(source, d) for d in drain(services, source, pool, delivered)]
     return _outcomes(deliveries, services)
 
 

@@ -22,6 +22,7 @@ from newsdesk.collect.parse import parse_feed
 from newsdesk.core.errors import BlockedAddressError, FeedError, HTTPStatusError
 from newsdesk.core.sources import Feed, Outlet
 from newsdesk.core.times import format_time, local_time
+from newsdesk_local.output import plural
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,8 @@ class FeedCheck:
         newest = f"newest {local_time(self.newest, zone)}" if self.newest else "no entry dated"
         return (
             f"Source: {feed.source} | {feed.category} | HTTP {self.http_status} | "
-            f"{self.encoding or 'encoding unknown'} | {self.entries} entries | {newest} | {where}"
+            f"{self.encoding or 'encoding unknown'} | {plural(self.entries or 0, 'entry')} | "
+            f"{newest} | {where}"
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -126,8 +128,8 @@ def summary(checks: Sequence[FeedCheck], zone_name: str = "UTC", zone: tzinfo = 
     failed = sum(not c.ok for c in checks)
     outlets = len({c.feed.source for c in checks})
     line = (
-        f"Feeds: {len(checks) - failed} ok, {failed} failed ({len(checks)} feeds, "
-        f"{outlets} outlets); dates in {zone_name} time ({datetime.now(zone):%Z})"
+        f"Feeds: {len(checks) - failed} ok, {failed} failed ({plural(len(checks), 'feed')}, "
+        f"{plural(outlets, 'outlet')}); dates in {zone_name} time ({datetime.now(zone):%Z})"
     )
     dead = failed_outlets(checks)
     return line + (f"; every feed failed: {', '.join(dead)}" if dead else "")

@@ -32,12 +32,16 @@ from newsdesk.core.breaker import BREAKER_CLOSED, BREAKER_OPEN, Breaker
 from newsdesk.core.errors import ConfigError
 from newsdesk.core.hosts import HostState
 from newsdesk.core.schedule import FeedState, OutletState
+from newsdesk.core.sources import Outlet
 from newsdesk.core.times import local_time
 from newsdesk_local.folder_lock import FolderLock
 from newsdesk_local.output import json_time, plural, terminal_time
 from newsdesk_local.saved_state import STATE_FILE, load_tables, store_tables
 
 STATE_TABLE = "StateTable"  # the template's logical id
+# Why a feed of the sources file has no attempt to show (`feeds --json`'s "skipped"): it never
+# had one, or its outlet's breaker tripped before its turn in the outlet's last round.
+NEVER_TRIED, NOT_TRIED_THIS_ROUND = "never_tried", "not_tried_this_round"
 
 
 @dataclass
@@ -48,12 +52,51 @@ class OutletRecords:
     source: str
     breaker: Breaker
     feeds: list[FeedState] = field(default_factory=list)
+    # the outlet's last round: the newest attempt of its feeds (a round's feeds share their
+    # message's time), kept when a listing leaves some of them out
+    round_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.round_at is None:
+            attempts = [f.last_attempt_at for f in self.feeds if f.last_attempt_at]
+            self.round_at = max(attempts, default=None)
 
     def breaker_state(self, at: datetime) -> str:
         return self.breaker.state_at(at)
 
     def failing(self, at: datetime) -> bool:
         return self.breaker_state(at) != BREAKER_CLOSED or any(f.failing for f in self.feeds)
+
+    def skipped(self, feed: FeedState) -> str | None:
+        """NEVER_TRIED, NOT_TRIED_THIS_ROUND (the breaker tripped in the outlet's last round,
+        before this feed's turn), or None: the feed's record says what happened to it."""
+        if feed.last_attempt_at is None:
+            return NEVER_TRIED
+        last = self.round_at
+        if last is not None and self.breaker.opened_at == last and feed.last_attempt_at < last:
+            return NOT_TRIED_THIS_ROUND
+        return None
+
+    def untried(self) -> int:
+        return sum(self.skipped(f) is not None for f in self.feeds)
+
+
+def with_sources(
+    known: Mapping[str, OutletRecords], outlets: Iterable[Outlet]
+) -> dict[str, OutletRecords]:
+    """Every outlet and feed of the sources file in use, with what the state records of them
+    (a feed it has no record of, never tried), and the outlets and feeds it records that the
+    file no longer names."""
+    merged = {name: dataclasses.replace(o, feeds=list(o.feeds)) for name, o in known.items()}
+    for outlet in outlets:
+        records = merged.setdefault(outlet.name, OutletRecords(outlet.name, Breaker()))
+        recorded = {f.url for f in records.feeds}
+        records.feeds += [
+            FeedState(outlet.name, feed.url, feed.category)
+            for feed in outlet.feeds
+            if feed.url not in recorded
+        ]
+    return dict(sorted(merged.items()))
 
 
 class StateStore(Protocol):
@@ -154,7 +197,7 @@ def ordered(
             continue
         feeds = [f for f in outlet.feeds if f.failing or not failing_only]
         feeds.sort(key=lambda f: (not f.failing, f.category, f.url))
-        shown.append(OutletRecords(outlet.source, outlet.breaker, feeds))
+        shown.append(OutletRecords(outlet.source, outlet.breaker, feeds, outlet.round_at))
     shown.sort(key=lambda o: (not o.failing(at), o.source))
     return shown
 
@@ -184,6 +227,7 @@ def as_json(outlets: Iterable[OutletRecords], at: datetime) -> dict[str, Any]:
                         "next_check_at": json_time(f.next_check_at),
                         "last_error_class": f.last_error_class,
                         "last_attempt_at": json_time(f.last_attempt_at),
+                        "skipped": o.skipped(f),
                     }
                     for f in o.feeds
                 ],
@@ -204,15 +248,26 @@ def breaker_text(outlet: OutletRecords, at: datetime, zone: tzinfo) -> str:
 
 
 def outlet_line(outlet: OutletRecords, at: datetime, zone: tzinfo) -> str:
-    failing = sum(f.failing for f in outlet.feeds)
+    failing, untried = sum(f.failing for f in outlet.feeds), outlet.untried()
     return (
         f"Outlet: {outlet.source} | Breaker: {breaker_text(outlet, at, zone)} | "
-        f"{failing} of {len(outlet.feeds)} feeds failing"
+        f"{failing} of {plural(len(outlet.feeds), 'feed')} failing"
+        + (f", {untried} not tried" if untried else "")
     )
 
 
-def feed_line(feed: FeedState, zone: tzinfo) -> str:
-    if feed.failing:
+SKIPPED_WORDS = {
+    NEVER_TRIED: "Never tried",
+    NOT_TRIED_THIS_ROUND: "Not tried this round (its outlet's breaker tripped first)",
+}
+
+
+def feed_line(feed: FeedState, zone: tzinfo, skipped: str | None = None) -> str:
+    """A feed's record in one line; ``skipped`` (OutletRecords.skipped) says why it shows no
+    attempt of the outlet's last round."""
+    if skipped is not None:
+        status = SKIPPED_WORDS[skipped]
+    elif feed.failing:
         failed_at = terminal_time(feed.last_error_at, zone)
         status = f"Failed ({feed.last_error_class or 'unknown'}) {failed_at}"
         status += f": {feed.last_error}" if feed.last_error else ""
@@ -267,7 +322,7 @@ def host_line(host: HostState, at: datetime, zone: tzinfo) -> str:
         robots += f" ({local_time(host.robots_fetched_at, zone)})"
     return (
         f"Host: {host.host} | Breaker: {breaker} | {failed} | robots.txt {robots} | "
-        f"{host.pages_fetched} requests"
+        f"{plural(host.pages_fetched, 'request')}"
     )
 
 
@@ -276,11 +331,15 @@ def summary(outlets: Iterable[OutletRecords], at: datetime, zone_name: str, zone
     states = [o.breaker_state(at) for o in listed]
     feeds = [f for o in listed for f in o.feeds]
     failing = sum(f.failing for f in feeds)
+    never = sum(o.skipped(f) == NEVER_TRIED for o in listed for f in o.feeds)
+    skipped = sum(o.skipped(f) == NOT_TRIED_THIS_ROUND for o in listed for f in o.feeds)
+    untried = f", {never} never tried" if never else ""
+    untried += f", {skipped} not tried this round" if skipped else ""
     abbreviation = at.astimezone(zone).strftime("%Z")
     return (
         f"Outlets: {len(listed)} ({states.count(BREAKER_OPEN)} cooling down, "
         f"{sum(s not in (BREAKER_OPEN, BREAKER_CLOSED) for s in states)} half-open); "
-        f"feeds: {len(feeds)} ({failing} failing); times in {zone_name} ({abbreviation})"
+        f"feeds: {len(feeds)} ({failing} failing{untried}); times in {zone_name} ({abbreviation})"
     )
 
 

@@ -41,9 +41,16 @@ def note(message: str) -> None:
     error(message)
 
 
-def plural(count: int, word: str) -> str:
-    """``1 feed``, ``0 feeds``, ``2 feeds``."""
-    return f"{count} {word}{'' if count == 1 else 's'}"
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 feed``, ``0 feeds``, ``2 feeds``; ``1 copy``, ``2 copies`` (a consonant's y);
+    ``many`` where English has its own (``plural(2, "list page")`` needs none). The count's
+    noun is the phrase's last word: ``plural(1, "stale message")``."""
+    if count == 1:
+        return f"{count} {word}"
+    if many is None:
+        consonant_y = word.endswith("y") and word[-2:-1] not in tuple("aeiou")
+        many = word[:-1] + "ies" if consonant_y else word + "s"
+    return f"{count} {many}"
 
 
 def json_time(value: datetime | None) -> str | None:

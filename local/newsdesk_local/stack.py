@@ -32,6 +32,7 @@ import socket
 import struct
 import sys
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
@@ -39,6 +40,7 @@ from urllib.parse import urlsplit
 
 from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.settings import LOCAL_CONTACT, Settings
+from newsdesk_local.demo import DEMO_ORIGIN
 from newsdesk_local.folder_lock import FolderLock
 from newsdesk_local.infrastructure import REGION, Infrastructure
 from newsdesk_local.services import RESPONSE_PATH, LocalServices, client_host, listen
@@ -52,6 +54,16 @@ SERVICE_VARIABLES = ("AWS_ENDPOINT_URL", "DATABASE_URL")
 # events/ carry fixed times: a message scheduled then is not dropped as stale (ten years).
 EVENT_FILE_SETTINGS = {"MESSAGE_MAX_AGE_SECONDS": "315360000"}
 DOCKER_BRIDGE = "172.17.0.1"  # Docker Engine's default bridge gateway
+# The order a round runs the functions in: the migrations (a deploy's custom resource), the
+# fan-out (the schedule's), the worker (the fan-out's queue), the extractor (the worker's
+# outbox), the clustering (its schedule, over what they stored).
+RUN_ORDER = (
+    "MigrateFunction",
+    "FanOutFunction",
+    "WorkerFunction",
+    "ExtractorFunction",
+    "ClusterFunction",
+)
 EXPOSE_FLAG = "--expose-without-password"
 _SIOCGIFADDR = 0x8915  # Linux: an interface's IPv4 address
 
@@ -163,15 +175,40 @@ def env_json(
     return document
 
 
-def sam_invoke_lines(infrastructure: Infrastructure, env_path: Path) -> list[str]:
+def run_order(functions: Iterable[str]) -> list[str]:
+    """The functions (logical ids) in the order a round runs them (RUN_ORDER); one it does not
+    name after those, by name."""
+    rank = {name: n for n, name in enumerate(RUN_ORDER)}
+    return sorted(functions, key=lambda name: (rank.get(name, len(rank)), name))
+
+
+def sam_invoke_lines(
+    infrastructure: Infrastructure, env_path: Path, platform: str = sys.platform
+) -> list[str]:
     """One ``sam local invoke`` per function, from infra/ after ``sam build``, with its event
-    (events/<name without Function, lower case>.json)."""
-    add_host = f" --add-host {CONTAINER_HOST}:host-gateway" if sys.platform == "linux" else ""
+    (events/<name without Function, lower case>.json), in the order they run."""
+    add_host = f" --add-host {CONTAINER_HOST}:host-gateway" if platform == "linux" else ""
     return [
         f"sam local invoke {name} -e ../events/{name.removesuffix('Function').lower()}.json"
         f" --env-vars {env_path} --region {REGION}{add_host}"
-        for name in infrastructure.functions
+        for name in run_order(infrastructure.functions)
     ]
+
+
+def reach_note(bind: str, platform: str = sys.platform) -> list[str]:
+    """What a container on this machine reaches: said before anything else. On Linux (Docker
+    Engine) the bridge's address, so a stack on loopback is out of its reach."""
+    if platform != "linux":
+        return [f"A container reaches this machine as {CONTAINER_HOST} (Docker Desktop)."]
+    bridge = " or ".join(sorted(bridge_addresses()))
+    if ipaddress.ip_address(bind).is_loopback:
+        return [
+            f"On Linux a container reaches this machine at the Docker bridge ({bridge}), not at "
+            f"{bind}: `sam local invoke` cannot reach this stack. Start it with --bind "
+            f"{DOCKER_BRIDGE} (--bind takes loopback and the bridge's address; any other only "
+            f"with {EXPOSE_FLAG})."
+        ]
+    return [f"On Linux a container reaches this machine at the Docker bridge ({bridge})."]
 
 
 class PostgresForwarder:
@@ -254,6 +291,7 @@ def _print_stack(
     infrastructure = services.infrastructure
     local_db = postgres.url(client_host(bind))
     lines = [
+        *reach_note(bind),
         f"AWS (moto): {services.endpoint} (region {REGION}); data in {services.data_dir}",
         f"PostgreSQL: {local_db} (migrated)",
         f"CloudFormation responses: {services.endpoint}{RESPONSE_PATH}",
@@ -265,15 +303,15 @@ def _print_stack(
         *(f"  bucket {b.logical_id}: {b.name}" for b in infrastructure.buckets),
         f"env.json for containers ({CONTAINER_HOST} is this machine), written to {env_path}:",
         json.dumps(document, indent=2),
-        "From infra/, after `sam build` (ClusterFunction is an image: its build needs Docker):",
+        "From infra/, after `sam build` (ClusterFunction is an image: its build needs Docker), "
+        "in the order they run (the migrations, the fan-out, the worker, the extractor, the "
+        "clustering):",
         *(f"  {line}" for line in sam_invoke_lines(infrastructure, env_path)),
+        f"events/worker.json and events/extractor.json name the demo's feeds and pages at its "
+        f"placeholder origin, {DEMO_ORIGIN}: replace it with a feed server's address a "
+        f"container reaches.",
+        "Ready; Ctrl-C stops the stack, keeping its state.",
     ]
-    if sys.platform == "linux" and bind.startswith("127."):
-        lines.append(
-            f"On Linux a container reaches this machine at the Docker bridge, not {bind}: "
-            f"start the stack with --bind {DOCKER_BRIDGE} (docker0's address)"
-        )
-    lines.append("Ready; Ctrl-C stops the stack, keeping its state.")
     print("\n".join(lines), file=out, flush=True)
 
 

@@ -27,23 +27,27 @@ Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 JSON_HELP = "print one JSON object"
 
 
+def whole_number(value: str) -> int:
+    """``value`` as a whole number, or argparse's error in words (left to argparse, a type's
+    ValueError would name the function: ``invalid positive value: 'x'``)."""
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+
+
 def positive(value: str) -> int:
-    number = int(value)
+    number = whole_number(value)
     if number < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {number}")
     return number
 
 
 def port(value: str) -> int:
-    number = int(value)
+    number = whole_number(value)
     if not 0 <= number <= 65535:
-        raise argparse.ArgumentTypeError("must be from 0 to 65535")
+        raise argparse.ArgumentTypeError(f"a port is from 0 to 65535, not {number}")
     return number
-
-
-# argparse names the type of a value int() refuses (``argument --limit: invalid _positive
-# value: 'x'``): the names these had in cli.py, so that the words stay as they were
-positive.__name__, port.__name__ = "_positive", "_port"
 
 
 def ipv4(value: str) -> str:

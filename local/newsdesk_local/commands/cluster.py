@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 from newsdesk.core.times import format_time
 from newsdesk_local.commands import arguments, context
-from newsdesk_local.output import dump
+from newsdesk_local.output import dump, plural
 
 # the run's answer `--json` prints (the cluster function's has counts of its own besides)
 JSON_KEYS = (
@@ -73,15 +73,16 @@ def print_run(answer: dict[str, Any], out: TextIO, listed: bool = True) -> None:
     copies = answer.get("copies_attached")
     print(
         f"Issues: {answer['issues_created']} created, {answer['issues_updated']} grown, "
-        f"{answer['issues_closed']} closed; {answer['articles_clustered']} articles clustered "
-        f"({answer['articles_joined']} joined an open issue), {answer['articles_left_single']} "
-        "left single" + (f", {copies} copies put in their original's issue" if copies else ""),
+        f"{answer['issues_closed']} closed; {plural(answer['articles_clustered'], 'article')} "
+        f"clustered ({answer['articles_joined']} joined an open issue), "
+        f"{answer['articles_left_single']} left single"
+        + (f", {plural(copies, 'copy')} put in their original's issue" if copies else ""),
         file=out,
     )
     for issue in answer["issues"] if listed else []:
         print(
             f"#{issue['id']} [{issue['category']}] {issue['title']} "
-            f"({len(issue['article_ids'])} articles)",
+            f"({plural(len(issue['article_ids']), 'article')})",
             file=out,
         )
     for issue in answer["updated"] if listed else []:

@@ -7,17 +7,28 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
-from datetime import tzinfo
+from collections.abc import Sequence
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from newsdesk.core.report import COOLING_DOWN, FETCHED, SUCCEEDED, totals
+from newsdesk.core.report import COOLING_DOWN, FETCHED, SUCCEEDED, OutletReport, totals
 from newsdesk.core.settings import Settings
+from newsdesk.core.sources import Outlet
+from newsdesk.core.times import format_time, utc_now
 from newsdesk_local.commands import arguments, context
-from newsdesk_local.output import EXIT_FAILED, EXIT_NO_FEED, EXIT_OK, dump, error, one_line
+from newsdesk_local.output import (
+    EXIT_FAILED,
+    EXIT_NO_FEED,
+    EXIT_OK,
+    dump,
+    error,
+    one_line,
+    plural,
+)
 
 if TYPE_CHECKING:
-    from newsdesk_local.driver import RoundResult
+    from newsdesk_local.driver import FailedMessage, RoundResult
 
 
 def add(commands: arguments.Commands) -> None:
@@ -45,13 +56,67 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         env["SOURCES_PATH"] = str(args.sources.resolve())
     outlets = context.outlets(env)
     zone = Settings.from_env(env).zone
+    progress = Progress(outlets, zone, out) if not args.json and out.isatty() else None
+    started = utc_now()
+    if progress is not None:
+        progress.note(STARTING)
     with context.runtime(env, "collect") as runtime:
-        result = run_collect_round(runtime, args.concurrency, outlets, not args.scheduled)
+        if progress is not None:
+            progress.note(collecting(outlets))
+        result = run_collect_round(
+            runtime, args.concurrency, outlets, not args.scheduled, progress=progress
+        )
     if args.json:
         dump(as_json(result), out)
     else:
-        print_round(result, runtime.log_path, zone, out)
+        print_round(result, runtime.log_path, zone, out, progress)
+        print(next_line(started), file=out)
     return exit_code(result)
+
+
+class Progress:
+    """A terminal's round as it goes: each outlet's lines once it is done, in the sources
+    file's order (an outlet is printed when it and every outlet before it are done, so the
+    lines are those `collect` prints off a terminal, in the same order), and a line when the
+    pages are next."""
+
+    def __init__(
+        self, outlets: Sequence[Outlet], zone: tzinfo, out: TextIO, outlet_lines: bool = True
+    ) -> None:
+        self._order = [outlet.name for outlet in outlets]
+        self._zone, self._out = zone, out
+        self._outlet_lines = outlet_lines  # False: the phases alone
+        self._done: dict[str, OutletReport | None] = {}
+        self.printed: set[str] = set()
+
+    def note(self, text: str) -> None:
+        """A phase of the work begins (a terminal's line, not in the output off one)."""
+        print(text, file=self._out, flush=True)
+
+    def outlets_done(self, reports: list[OutletReport], failed: list[FailedMessage]) -> None:
+        self._done |= {report.source: report for report in reports}
+        for failure in failed:  # no report: nothing to print, but those after it may go
+            self._done.setdefault(failure.source, None)
+        for name in self._order:
+            if name not in self._done:
+                break
+            if name not in self.printed:
+                self.printed.add(name)
+                report = self._done[name]
+                if report is not None and self._outlet_lines:
+                    print_outlet(report, self._zone, self._out)
+        self._out.flush()
+
+    def extracting(self) -> None:
+        self.note("Extracting the article pages the round found…")
+
+
+STARTING = "Starting the local services (PostgreSQL, the AWS emulator)…"
+
+
+def collecting(outlets: Sequence[Outlet]) -> str:
+    feeds = sum(len(outlet.feeds) for outlet in outlets)
+    return f"Collecting {plural(feeds, 'feed')} of {plural(len(outlets), 'outlet')}…"
 
 
 def as_json(result: RoundResult) -> dict[str, Any]:
@@ -62,13 +127,18 @@ def as_json(result: RoundResult) -> dict[str, Any]:
     }
 
 
-def print_round(result: RoundResult, log_path: Path, zone: tzinfo, out: TextIO) -> None:
+def print_round(
+    result: RoundResult,
+    log_path: Path,
+    zone: tzinfo,
+    out: TextIO,
+    progress: Progress | None = None,
+) -> None:
+    """The round's lines: each outlet's (but those ``progress`` printed as they were done),
+    the totals, each page's outcome."""
     for outlet in result.outlets:
-        if outlet.skipped == COOLING_DOWN:
-            print(outlet.cooling_line(zone), file=out)
-            continue
-        for feed in outlet.feeds:
-            print(feed.log_line(zone), file=out)
+        if progress is None or outlet.source not in progress.printed:
+            print_outlet(outlet, zone, out)
     for line in totals_lines(result):
         print(line, file=out)
     if result.articles or result.articles_failed:
@@ -78,6 +148,23 @@ def print_round(result: RoundResult, log_path: Path, zone: tzinfo, out: TextIO) 
     print(f"Round: {result.seconds:.1f} s; Lambda logs in {log_path}", file=out)
 
 
+def print_outlet(outlet: OutletReport, zone: tzinfo, out: TextIO) -> None:
+    if outlet.skipped == COOLING_DOWN:
+        print(outlet.cooling_line(zone), file=out)
+        return
+    for feed in outlet.feeds:
+        print(feed.log_line(zone), file=out)
+
+
+def next_line(started: datetime) -> str:
+    """What to look at after a round: its articles, what failed, the issues."""
+    return (
+        f"Next: `newsdesk articles --since {format_time(started)}` (this round's articles and "
+        "their pages), `newsdesk feeds --failing` (what failed), `newsdesk cluster` then "
+        "`newsdesk issues` (the issues they make)"
+    )
+
+
 def totals_lines(result: RoundResult) -> list[str]:
     """The round's feeds, articles and schedule, a line each."""
     summed = totals(result.outlets)
@@ -85,16 +172,17 @@ def totals_lines(result: RoundResult) -> list[str]:
     cooling = sum(o.skipped == COOLING_DOWN for o in result.outlets)
     return [
         f"Feeds: {attempted} attempted, {attempted - failed} ok, {failed} failed, "
-        f"{summed['feeds_skipped']} skipped by the outlet breaker ({len(result.outlets)} outlets, "
-        f"{cooling} cooling down)",
+        f"{summed['feeds_skipped']} skipped by the outlet breaker "
+        f"({plural(len(result.outlets), 'outlet')}, {cooling} cooling down)",
         f"Articles: {summed['new']} new, {summed['duplicate']} duplicate, "
-        f"{summed['photo_filtered']} photo-filtered (of {summed['entries_seen']} entries; "
+        f"{summed['photo_filtered']} photo-filtered "
+        f"(of {plural(summed['entries_seen'], 'entry')}; "
         f"duplicates: {summed['duplicate_in_message']} within the round, "
         f"{summed['duplicate_url']} by URL, {summed['duplicate_guid']} by guid)",
         f"Schedule: {summed['feeds_not_modified']} not modified, {summed['feeds_not_due']} not "
         f"due, {summed['feeds_skipped_open_breaker']} skipped while their outlet cools down, "
-        f"{summed['messages_stale']} stale messages; {summed['bytes_received'] / 1024:.1f} kB "
-        "received",
+        f"{plural(summed['messages_stale'], 'stale message')}; "
+        f"{summed['bytes_received'] / 1024:.1f} kB received",
     ]
 
 
@@ -104,9 +192,10 @@ def pages_line(result: RoundResult) -> str:
     copies += sum(len(a.original_of) for a in result.articles)
     return (
         f"Pages: {counts['extract_ok']} ok, {counts['filtered_thin']} thin, "
-        f"{counts['extract_empty']} empty, {counts['list_page']} list pages, "
+        f"{counts['extract_empty']} empty, {plural(counts['list_page'], 'list page')}, "
         f"{counts['extract_error']} failed, {counts['deferred']} waiting for their host; "
-        f"{copies} found to copy another article; {len(result.articles_failed)} messages failed"
+        f"{copies} found to copy another article; "
+        f"{plural(len(result.articles_failed), 'message')} failed"
     )
 
 
@@ -120,6 +209,6 @@ def exit_code(result: RoundResult) -> int:
     statuses = [f.status for o in result.outlets for f in o.feeds]
     attempted = sum(s in FETCHED for s in statuses)
     if attempted and not any(s in SUCCEEDED for s in statuses):
-        error(f"not one of the {attempted} feeds attempted succeeded")
+        error(f"not one of the {plural(attempted, 'feed')} attempted succeeded")
         return EXIT_NO_FEED
     return EXIT_OK

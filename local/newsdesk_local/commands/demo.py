@@ -63,14 +63,58 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         sources = write_sources(serve_demo_feeds(server), data_dir / "sources.yaml")
         demo_env = demo_environment(env, data_dir, sources)
         outlets = context.outlets(demo_env)
+        zone = Settings.from_env(env).zone
         if not args.json:
             print(f"Serving demo feeds at {server.base_url}; data in {data_dir}", file=out)
-        done = two_rounds(demo_env, server, outlets)
+        live = Live(outlets, zone, out) if not args.json and out.isatty() else None
+        done = two_rounds(demo_env, server, outlets, live)
     if args.json:
         dump(as_json(done), out)
+        return done.exit_code()
+    if live is None:
+        print_demo(done, zone, out)
     else:
-        print_demo(done, Settings.from_env(env).zone, out)
+        print_end(done, zone, out)
+    print(next_line(data_dir), file=out)
     return done.exit_code()
+
+
+class Live:
+    """A terminal's demo as it goes: the first round's outlets as they are done (``collect``'s
+    Progress), each part of the demo printed once it is done, in print_demo's order."""
+
+    def __init__(self, outlets: list[Outlet], zone: tzinfo, out: TextIO) -> None:
+        self.zone, self.out = zone, out
+        self.outlets = outlets
+        self.first = collect.Progress(outlets, zone, out)
+        # the second round prints its pages, not its feeds: its phases alone
+        self.second = collect.Progress(outlets, zone, out, outlet_lines=False)
+        self.note = self.first.note
+
+    def first_round(self, first: RoundResult, log_path: Path) -> None:
+        collect.print_round(first, log_path, self.zone, self.out, self.first)
+
+    def first_cluster(self, answer: dict[str, Any]) -> None:
+        cluster.print_run(answer, self.out, listed=False)
+        print(SECOND_ROUND, file=self.out, flush=True)
+
+    def second_round(self, second: RoundResult, answer: dict[str, Any]) -> None:
+        print_second(second, answer, self.zone, self.out)
+        self.out.flush()
+
+
+CLUSTERING = "Clustering the articles into issues…"
+SECOND_ROUND = "\nA round later (one feed has an update of a story):"
+
+
+def next_line(data_dir: Path) -> str:
+    """What to look at after the demo: its data, with the commands that read it."""
+    return (
+        f"\nNext: the demo's data stays in {data_dir} until the next demo: "
+        f"`NEWSDESK_DATA_DIR={data_dir} newsdesk issues` (or `articles`, `events`, and "
+        f"`feeds --sources {data_dir / 'sources.yaml'}`); "
+        "`newsdesk collect` runs a round on the real outlets' feeds (sources.yaml)"
+    )
 
 
 def demo_environment(env: dict[str, str], data_dir: Path, sources: Path) -> dict[str, str]:
@@ -92,21 +136,37 @@ def demo_environment(env: dict[str, str], data_dir: Path, sources: Path) -> dict
     return demo_env
 
 
-def two_rounds(demo_env: dict[str, str], server: FeedServer, outlets: list[Outlet]) -> DemoRun:
+def two_rounds(
+    demo_env: dict[str, str], server: FeedServer, outlets: list[Outlet], live: Live | None = None
+) -> DemoRun:
     """The first round collected and clustered, the second round's feeds served, it collected
-    and clustered; the issues and events stored."""
+    and clustered; the issues and events stored. ``live`` is shown each part as it is done."""
     from newsdesk.storage.issue_events import IssueEventStore
     from newsdesk.storage.issues import list_issues
     from newsdesk_local.demo import serve_second_round
     from newsdesk_local.driver import run_cluster, run_collect_round, scheduled_event
 
+    if live is not None:
+        live.note(collect.STARTING)
     with context.started(demo_env) as runtime:  # in the folder its caller holds
-        first = run_collect_round(runtime, 4, outlets)
+        if live is not None:
+            live.note(collect.collecting(outlets))
+        first = run_collect_round(runtime, 4, outlets, progress=live.first if live else None)
+        if live is not None:
+            live.first_round(first, runtime.log_path)
+            live.note(CLUSTERING)
         first_cluster = run_cluster(runtime, scheduled_event(datetime.now(UTC)))
+        if live is not None:
+            live.first_cluster(first_cluster)
+            live.note(collect.collecting(outlets))
         # a round later: one feed has an update of a story that is an issue now
         serve_second_round(server)
-        second = run_collect_round(runtime, 4, outlets)
+        second = run_collect_round(runtime, 4, outlets, progress=live.second if live else None)
+        if live is not None:
+            live.note(CLUSTERING)
         second_cluster = run_cluster(runtime, scheduled_event(datetime.now(UTC)))
+        if live is not None:
+            live.second_round(second, second_cluster)
         database = runtime.database()
         stored = list_issues(database)
         written = IssueEventStore(database).events()
@@ -129,12 +189,21 @@ def as_json(done: DemoRun) -> dict[str, Any]:
 def print_demo(done: DemoRun, zone: tzinfo, out: TextIO) -> None:
     collect.print_round(done.first, done.log_path, zone, out)
     cluster.print_run(done.first_cluster, out, listed=False)
-    print("\nA round later (one feed has an update of a story):", file=out)
-    for article in done.second.articles:
+    print(SECOND_ROUND, file=out)
+    print_second(done.second, done.second_cluster, zone, out)
+    print_end(done, zone, out)
+
+
+def print_second(second: RoundResult, answer: dict[str, Any], zone: tzinfo, out: TextIO) -> None:
+    for article in second.articles:
         print(article.line(zone), file=out)
-    summed = totals(done.second.outlets)
+    summed = totals(second.outlets)
     print(f"Feeds: {summed['feeds_attempted']} attempted; new articles: {summed['new']}", file=out)
-    cluster.print_run(done.second_cluster, out)
+    cluster.print_run(answer, out)
+
+
+def print_end(done: DemoRun, zone: tzinfo, out: TextIO) -> None:
+    """The issues and their events, after both rounds."""
     print("\nIssues, oldest first:", file=out)
     issues.print_issues(done.issues[::-1], zone, out)
     print(

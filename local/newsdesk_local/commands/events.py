@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 from newsdesk.core.settings import Settings
 from newsdesk.core.times import local_time
 from newsdesk_local.commands import arguments
-from newsdesk_local.output import EXIT_OK, dump
+from newsdesk_local.output import EXIT_OK, dump, plural
 
 if TYPE_CHECKING:
     from newsdesk.storage.issue_events import IssueEvent
@@ -67,7 +67,7 @@ def event_line(event: IssueEvent, zone: tzinfo) -> str:
     added = detail["added_article_ids"]
     return (
         f"{local_time(detail['changed_at'], zone)} {event.type} {event.id} "
-        f"[{detail['category']}] {detail['title']} ({detail['size']} articles"
+        f"[{detail['category']}] {detail['title']} ({plural(detail['size'], 'article')}"
         + (f", added {', '.join(f'#{a}' for a in added)}" if added else "")
         + f"; {published})"
     )

@@ -2,19 +2,24 @@
 extractor keeps of one page: a saved file, or a URL fetched with the extractor's fetch policy
 (private networks refused unless FETCH_ALLOW_PRIVATE_NETWORKS; EXTRACT_MAX_BYTES at most). The
 facts a line each, a blank line and the text, or one JSON object; a page that cannot be fetched
-is one line, exit 1."""
+is one line, exit 1. The page is judged as the extractor judges it (``outcome``: ok, thin, empty
+or a list page, with the judge's reason, ``js_rendered`` and so on), so a page without main
+text says why."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from newsdesk.core.errors import ConfigError
 from newsdesk.core.settings import Settings
 from newsdesk_local.commands import arguments
 from newsdesk_local.output import EXIT_FAILED, EXIT_OK, dump, error
+
+if TYPE_CHECKING:
+    from newsdesk.extract.text import Extracted
 
 
 def add(commands: arguments.Commands) -> None:
@@ -29,30 +34,55 @@ def add(commands: arguments.Commands) -> None:
 def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk.collect.fetch import fetch
     from newsdesk.core.errors import FeedError
-    from newsdesk.extract.extractor import ExtractPolicy
+    from newsdesk.extract.extractor import ExtractPolicy, status_words
     from newsdesk.extract.text import extract_text
 
     page: str = args.page
+    policy = ExtractPolicy.from_settings(Settings.from_env(env))
+    content_type = None
     if page.startswith(("http://", "https://")):
         try:
-            fetched = fetch(page, ExtractPolicy.from_settings(Settings.from_env(env)).fetch)
+            fetched = fetch(page, policy.fetch)
         except FeedError as e:
             error(f"{page}: {e}")
             return EXIT_FAILED
-        content, url = fetched.content, fetched.url
+        content, url, content_type = fetched.content, fetched.url, fetched.content_type
     else:
         try:
             content, url = Path(page).read_bytes(), None
         except OSError as e:
             raise ConfigError(f"{page}: {e.strerror}") from e
     extracted = extract_text(content, url)
+    status, reason = verdict(content, content_type, extracted, url, policy.min_chars)
     if args.json:
-        dump({"url": url, "chars": len(extracted.text), **dataclasses.asdict(extracted)}, out)
+        document = {"url": url, "chars": len(extracted.text), **dataclasses.asdict(extracted)}
+        dump(document | {"status": status, "reason": reason}, out)
         return EXIT_OK
+    outcome = status_words(status) + (f" ({reason})" if reason else "")
     facts = {k: v for k, v in dataclasses.asdict(extracted).items() if k != "text" and v}
-    for name, value in {"url": url, **facts, "chars": len(extracted.text)}.items():
+    shown = {"url": url, **facts, "chars": len(extracted.text), "outcome": outcome}
+    for name, value in shown.items():
         if value:
             print(f"{name}: {value}", file=out)
     print(file=out)
-    print(extracted.text or "(no main text)", file=out)
+    print(extracted.text or f"(no main text{f': {reason}' if reason else ''})", file=out)
     return EXIT_OK
+
+
+def verdict(
+    content: bytes,
+    content_type: str | None,
+    extracted: Extracted,
+    url: str | None,
+    min_chars: int,
+) -> tuple[str, str | None]:
+    """(status, reason) as the extractor records them: a page that is not HTML an error,
+    else the page judge's verdict (a saved file judged as if served from nowhere)."""
+    from newsdesk.extract import page as judge
+    from newsdesk.extract.extractor import EXTRACT_ERROR
+    from newsdesk.extract.text import decode_html
+
+    if not judge.is_html(content_type, content):
+        return EXTRACT_ERROR, "not_html"
+    judged = judge.judge_page(decode_html(content), extracted, url or "", min_chars)
+    return judged.status, judged.reason

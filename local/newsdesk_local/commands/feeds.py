@@ -6,10 +6,12 @@ Both only read and update records: nothing is created, started or migrated."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from newsdesk.core.errors import ConfigError
 from newsdesk.core.settings import Settings
+from newsdesk.core.sources import group_by_outlet, load_sources
 from newsdesk.core.times import utc_now
 from newsdesk_local.commands import arguments, context
 from newsdesk_local.output import dump
@@ -28,6 +30,13 @@ def add(commands: arguments.Commands) -> None:
     feeds.add_argument("--source", metavar="NAME", help="only this outlet")
     feeds.add_argument("--json", action="store_true", help=arguments.JSON_HELP)
     feeds.add_argument("--table", metavar="NAME", help=TABLE_HELP)
+    feeds.add_argument(
+        "--sources",
+        type=Path,
+        metavar="PATH",
+        help="the sources file whose feeds are listed, tried or not (default: SOURCES_PATH, "
+        "else the bundled one; with a table, the bundled one: what a deployed fan-out reads)",
+    )
     feeds.set_defaults(run=run)
     feeds_commands = feeds.add_subparsers(metavar="COMMAND")
     reset = feeds_commands.add_parser(
@@ -45,7 +54,8 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     settings = Settings.from_env(env)
     zone = settings.zone
     store = state_store(args, env, settings)
-    known = store.read()
+    recorded = store.read()
+    known = feeds.with_sources(recorded, group_by_outlet(load_sources(sources_path(args, env))))
     if args.source is not None:
         feeds.chosen(known, [args.source], every=False)
         known = {args.source: known[args.source]}
@@ -55,13 +65,15 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     if args.json:
         dump({**feeds.as_json(shown, now), "hosts": feeds.hosts_json(hosts, now)}, out)
         return 0
-    if not known:
+    if not recorded:
         print(f"No feed has been checked yet ({store.where}).", file=out)
-        return 0
+        if not known:
+            return 0
     for outlet in shown:
-        print(feeds.outlet_line(outlet, now, zone), file=out)
+        # the outlet's counts are of all its feeds, those --failing leaves out included
+        print(feeds.outlet_line(known[outlet.source], now, zone), file=out)
         for feed in outlet.feeds:
-            print(feeds.feed_line(feed, zone), file=out)
+            print(feeds.feed_line(feed, zone, outlet.skipped(feed)), file=out)
     for host in hosts:
         print(feeds.host_line(host, now, zone), file=out)
     print(feeds.summary(known.values(), now, settings.timezone, zone), file=out)
@@ -84,6 +96,16 @@ def run_reset(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int
     if not names:
         print(f"Nothing to reset ({store.where} is empty).", file=out)
     return 0
+
+
+def sources_path(args: argparse.Namespace, env: dict[str, str]) -> Path | None:
+    """--sources; else, for a table (a deployed stack's, whose fan-out reads the bundled file),
+    the bundled file (None); else the local runs' (SOURCES_PATH, else the bundled file)."""
+    if args.sources is not None:
+        return Path(args.sources)
+    if getattr(args, "table", None) or env.get("STATE_TABLE_NAME"):
+        return None
+    return Settings.from_env(env).sources_path
 
 
 def state_store(args: argparse.Namespace, env: dict[str, str], settings: Settings) -> StateStore:

@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from newsdesk.core.settings import Settings
 from newsdesk.core.times import local_time
 from newsdesk_local.commands import arguments
-from newsdesk_local.output import dump
+from newsdesk_local.output import dump, plural
 
 
 def add(commands: arguments.Commands) -> None:
@@ -45,7 +45,8 @@ def print_issues(issues: list[dict[str, Any]], zone: tzinfo, out: TextIO) -> Non
         span = first if last == first else f"{first} – {last}"
         print(
             f"#{issue['id']} [{issue['category']}] {issue['title']} "
-            f"({issue['size']} articles, {span}; {issue['state']}, version {issue['version']})",
+            f"({plural(issue['size'], 'article')}, {span}; {issue['state']}, "
+            f"version {issue['version']})",
             file=out,
         )
         print_articles(issue["articles"], out)
@@ -70,5 +71,5 @@ def print_articles(articles: list[dict[str, Any]], out: TextIO) -> None:
 
 def article_line(article: dict[str, Any]) -> str:
     chars = article.get("chars")
-    text = f"{chars} chars" if chars else "no text"
+    text = plural(chars, "char") if chars else "no text"
     return f"#{article['id']} {article['source']}: {article['title']} ({text})"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from newsdesk.core.settings import Settings
 from newsdesk_local.commands import arguments, context
-from newsdesk_local.output import EXIT_OK, dump
+from newsdesk_local.output import EXIT_OK, dump, plural
 
 if TYPE_CHECKING:
     from newsdesk.extract.reextract import ReextractRun
@@ -72,10 +72,12 @@ def as_json(done: ReextractRun) -> dict[str, Any]:
 
 
 def print_run(done: ReextractRun, zone: tzinfo, out: TextIO) -> None:
+    from newsdesk.extract.extractor import status_words
+
     for page in done.pages:
-        print(f"{page.report.line(zone)} (was {page.was})", file=out)
+        print(f"{page.report.line(zone)} (was {status_words(page.was)})", file=out)
     print(
-        f"Re-extracted {len(done.pages)} pages from the raw layer; {done.changed()} changed "
-        f"outcome; {done.gone} no longer kept",
+        f"Re-extracted {plural(len(done.pages), 'page')} from the raw layer; "
+        f"{done.changed()} changed outcome; {done.gone} no longer kept",
         file=out,
     )

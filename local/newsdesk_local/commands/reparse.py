@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from newsdesk.core.settings import Settings
 from newsdesk.core.times import format_time, local_time
 from newsdesk_local.commands import arguments, context
-from newsdesk_local.output import dump
+from newsdesk_local.output import dump, plural
 
 if TYPE_CHECKING:
     from newsdesk.collect.reparse import ReparseRun
@@ -67,8 +67,8 @@ def print_run(done: ReparseRun, zone: tzinfo, out: TextIO) -> None:
         print(f"{local_time(body.fetched_at, zone)} {body.report.log_line(zone)}", file=out)
     t = done.totals()
     print(
-        f"Reparsed {t['bodies']} bodies ({t['failed']} not a feed): {t['entries_seen']} "
-        f"entries, {t['new']} new, {t['duplicate']} duplicate, {t['photo_filtered']} "
-        "photo-filtered",
+        f"Reparsed {plural(t['bodies'], 'body')} ({t['failed']} not a feed): "
+        f"{plural(t['entries_seen'], 'entry')}, {t['new']} new, {t['duplicate']} duplicate, "
+        f"{t['photo_filtered']} photo-filtered",
         file=out,
     )

@@ -12,7 +12,7 @@ from typing import TextIO
 from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Outlet, group_by_outlet, load_sources
 from newsdesk_local.commands import arguments
-from newsdesk_local.output import dump
+from newsdesk_local.output import dump, plural
 
 
 def add(commands: arguments.Commands) -> None:
@@ -45,8 +45,8 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         dump({"feeds": len(feeds), "outlets": len(outlets), "categories": categories}, out)
         return 0
     print(
-        f"{args.path}: ok: {len(feeds)} feeds, {len(outlets)} outlets, "
-        f"{len(categories)} categories ({', '.join(categories)})",
+        f"{args.path}: ok: {plural(len(feeds), 'feed')}, {plural(len(outlets), 'outlet')}, "
+        f"{plural(len(categories), 'category')} ({', '.join(categories)})",
         file=out,
     )
     return 0
@@ -61,7 +61,8 @@ def check_live(
     if not args.json:
         feeds = sum(len(o.feeds) for o in outlets)
         print(
-            f"{args.path}: valid; fetching its {feeds} feeds of {len(outlets)} outlets once each",
+            f"{args.path}: valid; fetching its {plural(feeds, 'feed')} of "
+            f"{plural(len(outlets), 'outlet')} once each",
             file=out,
             flush=True,
         )

@@ -124,6 +124,12 @@ class ExtractPolicy:
         )
 
 
+def status_words(status: str) -> str:
+    """An outcome as a person reads it: ``extract_ok`` ``ok``, ``filtered_thin`` ``thin``,
+    ``list_page`` ``list page``."""
+    return status.removeprefix("extract_").removeprefix("filtered_").replace("_", " ")
+
+
 @dataclass
 class ArticleReport:
     """One message's outcome, as the handler returns it and the command line prints it."""
@@ -155,13 +161,13 @@ class ArticleReport:
 
     def outcome(self, zone: tzinfo = UTC) -> str:
         """The outcome in words: ``ok 812 chars, copy of #3 (duplicate_by_content_hash)``."""
-        status = self.status.removeprefix("extract_").replace("filtered_", "").replace("_", " ")
+        status = status_words(self.status)
         if self.status == DEFERRED:
             until = local_time(self.retry_at, zone) if self.retry_at else "later"
             return f"waiting until {until} ({self.reason})"
         words = status
         if self.chars and self.status in ("extract_ok", "filtered_thin"):
-            words += f" {self.chars} chars"
+            words += f" {self.chars} char{'' if self.chars == 1 else 's'}"
         if self.reason:
             words += f" ({self.reason})"
         if self.retry_at:
