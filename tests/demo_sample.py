@@ -60,8 +60,9 @@ def canonical(output: str) -> str:
 
 def _fixed(output: str) -> str:
     text = re.sub(r"http://127\.0\.0\.1:\d+", f"http://127.0.0.1:{PORT}", output)
-    text = re.sub(r"data in \S+", f"data in {DATA_DIR}", text)
-    text = re.sub(r"Lambda logs in \S+/lambda\.log", f"Lambda logs in {DATA_DIR}/lambda.log", text)
+    folder = re.search(r"data in (\S+)", text)
+    if folder is not None:  # wherever the run names its data folder (the Next: line too)
+        text = text.replace(folder.group(1), DATA_DIR)
     text = re.sub(r"Round: [\d.]+ s", f"Round: {SECONDS} s", text)
     text = _TIME.sub(TIME, text)
     return text.replace(f"{TIME} – {TIME}", TIME)
