@@ -176,6 +176,39 @@ def test_a_deployed_stack_is_looked_for_in_aws_region(
     assert all(f"/{region}/" in header for header in signed)
 
 
+@pytest.mark.integration
+def test_an_endpoint_answering_no_aws_answer_is_one_line(data_dir, capsys):
+    # GIVEN AWS_ENDPOINT_URL at a server whose every answer is 200 and no XML or JSON
+    class Garbage(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(200)
+            self.send_header("Content-Length", "9")
+            self.end_headers()
+            self.wfile.write(b"<<<no>>>\n")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Garbage)
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
+    env = {
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{server.server_address[1]}",
+        "AWS_REGION": "ap-northeast-2",
+        "NEWSDESK_DATA_DIR": str(data_dir),
+    }
+    try:
+        # WHEN the operator redrives a stack's dead letters THEN one line, exit 2 (was a
+        # traceback: botocore's ResponseParserError is no BotoCoreError)
+        assert main(["dlq", "redrive", "--stack", "newsdesk"], env) == 2
+    finally:
+        server.shutdown()
+        server.server_close()
+    error = capsys.readouterr().err
+    assert error.startswith("newsdesk: stack 'newsdesk': Unable to parse response")
+    assert error.count("\n") == 1
+
+
 # --- PostgreSQL --------------------------------------------------------------------------------
 
 

@@ -110,6 +110,7 @@ def redrive_deployed(stack: str, queue: str, env: dict[str, str]) -> Redrive:
     task, the article queue's by hand, the schedules' events to their functions (async). The
     stack is looked for where ``feeds --table`` looks (``context.deployed``: AWS_REGION)."""
     import botocore.exceptions
+    import botocore.parsers
 
     from newsdesk.aws.clients import operator_client
     from newsdesk_local import deadletters
@@ -137,5 +138,10 @@ def redrive_deployed(stack: str, queue: str, env: dict[str, str]) -> Redrive:
 
         queue_url = urls[f"{SCHEDULE_DEAD_LETTERS}Url"]
         return deadletters.redeliver_schedule_events(sqs, queue_url, invoke, SCHEDULE_DEAD_LETTERS)
-    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError, KeyError) as e:
+    except (
+        botocore.exceptions.BotoCoreError,
+        botocore.exceptions.ClientError,
+        botocore.parsers.ResponseParserError,  # an endpoint that answers what is no AWS answer
+        KeyError,
+    ) as e:
         raise InfrastructureError(f"stack {stack!r}: {e}") from e
