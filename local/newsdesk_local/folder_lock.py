@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from newsdesk.core.errors import ConfigError
+from newsdesk_local.data_dir import writable
 
 LOCK_FILE = "newsdesk.lock"
 
@@ -65,8 +66,7 @@ class FolderLock:
     def acquire(self) -> None:
         """Held, or a FolderInUseError naming the holder."""
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(writable(self.folder) / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as e:
             raise ConfigError(
                 f"the data folder {self.folder} cannot be used: {e.strerror or e}; "
