@@ -170,10 +170,16 @@ def stack(outside_tmp: Path) -> Iterator[Stack]:
         ready.postgres_port = urlsplit(parameters["DATABASE_URL"]).port or 0
         yield ready
     finally:
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr
-    assert stderr.strip().endswith("newsdesk: interrupted")
+        # SIGTERM, as a service manager stops it (SIGINT is ignored by a process a
+        # non-interactive shell started in the background, as CI may start this suite)
+        process.send_signal(signal.SIGTERM)
+        try:
+            _, stderr = process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == 143, stderr
+    assert stderr.strip().endswith("newsdesk: stopped by SIGTERM")
 
 
 def test_env_example_is_what_the_stack_gives_containers(stack: Stack) -> None:
