@@ -6,6 +6,8 @@ the summary handling is fed megabytes directly. benchmarks/hostile_text.py measu
 from __future__ import annotations
 
 import codecs
+import json
+import sys
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -28,6 +30,7 @@ from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Feed, Outlet
 from newsdesk.storage.articles import ArticleStore
 from newsdesk.storage.database import Database
+from tests.conftest import invoke, worker, worker_event
 from tests.test_hostile_feeds import AT, MB, item, peak_of, rss, stored
 
 
@@ -162,11 +165,33 @@ def test_references_xml_refuses_lose_one_character_not_the_feed(
     report = collect_feed(serve("/references.xml", body=body, content_type=content_type))
     assert (report.status, report.new) == (FEED_OK, 2)
     assert report.with_replacement_char == (1 if replaced else 0)
+    assert report.references_replaced == 2 * replaced
     rows = stored(database)
     assert [(row["title"], row["summary"]) for row in rows] == [
         (expected, expected),
         ("이웃 기사", ""),
     ]
+
+
+def test_a_lone_surrogate_is_counted_where_an_operator_reads_it(aws_env, database, serve, capsys):
+    # GIVEN a feed whose first title names a lone surrogate (before: the count reached no
+    # report, log or metric)
+    body = rss(item("웃음 &#xD83D; 끝") + item("이웃 기사", "https://news.example/a/2"))
+    url = serve("/lone.xml", body=body, content_type="application/rss+xml; charset=utf-8")
+    # WHEN the worker reads it
+    worker.logger.registered_handler.setStream(sys.stdout)
+    response = invoke("worker", worker_event([(url, "정치")]))
+    # THEN both entries are stored, and the replaced reference is counted in the feed's
+    # report, its outlet's sums, the feed's log line and the funnel's metric
+    (outlet,) = response["outlets"]
+    (feed,) = outlet["feeds"]
+    assert (outlet["new"], feed["references_replaced"], outlet["references_replaced"]) == (2, 1, 1)
+    assert [row["title"] for row in stored(database)] == ["웃음 \ufffd 끝", "이웃 기사"]
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
+    (feed_log,) = [entry for entry in lines if entry.get("message", "").startswith("Source:")]
+    assert feed_log["references_replaced"] == 1
+    (emf,) = [entry for entry in lines if "_aws" in entry]
+    assert emf["ReferencesReplaced"] == [1]
 
 
 def test_references_xml_accepts_are_left_as_they_are():
