@@ -6,8 +6,6 @@ the summary handling is fed megabytes directly. benchmarks/hostile_text.py measu
 from __future__ import annotations
 
 import codecs
-import json
-import sys
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -30,7 +28,8 @@ from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Feed, Outlet
 from newsdesk.storage.articles import ArticleStore
 from newsdesk.storage.database import Database
-from tests.conftest import invoke, worker, worker_event
+from tests.conftest import invoke, worker_event
+from tests.test_failure_messages import LogLines
 from tests.test_hostile_feeds import AT, MB, item, peak_of, rss, stored
 
 
@@ -186,15 +185,19 @@ def test_a_lone_surrogate_is_counted_where_an_operator_reads_it(aws_env, databas
     body = rss(item("웃음 &#xD83D; 끝") + item("이웃 기사", "https://news.example/a/2"))
     url = serve("/lone.xml", body=body, content_type="application/rss+xml; charset=utf-8")
     # WHEN the worker reads it
-    worker.logger.registered_handler.setStream(sys.stdout)
-    response = invoke("worker", worker_event([(url, "정치")]))
+    log = LogLines(capsys)
+    log.start()
+    try:
+        response = invoke("worker", worker_event([(url, "정치")]))
+        lines = log.read()
+    finally:
+        log.stop()
     # THEN both entries are stored, and the replaced reference is counted in the feed's
     # report, its outlet's sums, the feed's log line and the funnel's metric
     (outlet,) = response["outlets"]
     (feed,) = outlet["feeds"]
     assert (outlet["new"], feed["references_replaced"], outlet["references_replaced"]) == (2, 1, 1)
     assert [row["title"] for row in stored(database)] == ["웃음 \ufffd 끝", "이웃 기사"]
-    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
     (feed_log,) = [entry for entry in lines if entry.get("message", "").startswith("Source:")]
     assert feed_log["references_replaced"] == 1
     (emf,) = [entry for entry in lines if "_aws" in entry]
