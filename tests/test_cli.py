@@ -9,6 +9,7 @@ import pytest
 
 from newsdesk.core.report import CONTRACT_KEYS, COUNT_KEYS
 from newsdesk.core.settings import LOCAL_CONTACT, user_agent_for
+from newsdesk_local import feedserver
 from newsdesk_local.cli import main
 from tests.conftest import EXTRACT_ON, ROOT, article_page
 from tests.demo_sample import canonical, difference, sample
@@ -172,10 +173,27 @@ def test_collect_with_the_database_down_fails_loudly(data_dir, tmp_path, serve, 
     assert "cannot connect to PostgreSQL" in capsys.readouterr().err
 
 
-def test_demo_runs_a_round_on_embedded_services_as_the_readme_shows(data_dir, tmp_path, capsys):
+def test_demo_runs_a_round_on_embedded_services_as_the_readme_shows(
+    data_dir, tmp_path, monkeypatch, capsys
+):
     env = environ(data_dir, DATABASE_URL="postgresql://ignored@127.0.0.1:9/x", EXTRACT_ENABLED="")
+    del env["OPERATOR_CONTACT"]  # none given: the local default
+    servers = []  # the demo's own feed server (the real one, kept to read what it was asked)
+
+    class Kept(feedserver.FeedServer):
+        def __init__(self):
+            super().__init__()
+            servers.append(self)
+
+    monkeypatch.setattr(feedserver, "FeedServer", Kept)
     assert main(["demo"], env) == 0
     out = capsys.readouterr().out
+    # every request the demo made (feeds, robots.txt, pages) said whose run it is: a local one
+    (server,) = servers
+    asked = [headers for sent in server.request_headers.values() for headers in sent]
+    assert {paths.rsplit("/", 1)[-1] for paths in server.request_headers} >= {"robots.txt"}
+    assert {headers["User-Agent"] for headers in asked} == {user_agent_for(LOCAL_CONTACT)}
+    assert not any("From" in headers for headers in asked)
     assert re.search(
         r"^Source: 연합뉴스 \| New: \d+ \| Skip: 0 \| Total: \d+ \| 정치 http", out, re.M
     )

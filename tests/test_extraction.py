@@ -20,6 +20,7 @@ import pytest
 
 from newsdesk.aws.article_queue import ArticleQueue
 from newsdesk.aws.state_table import StateTable
+from newsdesk.cluster.job import ClusterPolicy, run_clustering
 from newsdesk.collect.urls import canonical_url
 from newsdesk.core.entry import Entry
 from newsdesk.core.messages import ArticleMessage
@@ -33,6 +34,7 @@ from newsdesk.storage.extractions import (
     ExtractionStore,
     OutboxRow,
 )
+from newsdesk.storage.issues import list_issues
 from newsdesk_local.driver import drain_extractor
 from newsdesk_local.feedserver import Route
 from tests.conftest import (
@@ -831,6 +833,68 @@ def test_a_wire_story_republished_at_its_own_time_is_the_agencys_whichever_comes
         extracted_in_order(store, [(copy, None), (original, {copy})])
     # THEN the agency's article is the original, the same both ways
     assert copy_of(database) == {original: None, copy: original}
+
+
+# One story in four articles: the agency's, a republisher's copy of it with the agency's
+# published time (stored first), and two other outlets' own.
+TIED_STORY = [
+    ("한국경제", "수도권 첫 폭설 출근길 교통 혼잡"),
+    ("연합뉴스", "수도권 첫 폭설 출근길 교통 혼잡"),
+    ("매일경제", "수도권 첫 폭설 출근길 교통 혼잡 이어져"),
+    ("서울신문", "수도권 첫 폭설로 출근길 교통 혼잡"),
+]
+
+
+def clustered_after(database: Any, agency_first: bool) -> tuple[list[Any], list[Any]]:
+    """From an empty database: the tied story stored, its pages extracted (the copy's and the
+    agency's in the order given, the second found a copy of the first), the cluster stage run;
+    its issues (each member by outlet, with the outlet of the article it copies) and the
+    issue_event rows (type, version), without ids."""
+    with database.transaction() as cursor:
+        cursor.execute("TRUNCATE raw_article, issue, category RESTART IDENTITY CASCADE")
+    at = utc_now() - timedelta(hours=1)
+    store = ArticleStore(database)
+    for n, (source, title) in enumerate(TIED_STORY):
+        link = f"https://example.test/{n}/view"
+        store.insert_articles(source, "사회", [Article(Entry(title, link, "", None, at), link)], at)
+    copy, agency, *others = sorted(article_ids(database).values())
+    pair = [(agency, None), (copy, {agency})] if agency_first else [(copy, None), (agency, {copy})]
+    extracted_in_order(ExtractionStore(database, WIRE), [*((o, None) for o in others), *pair])
+    policy = ClusterPolicy(threshold=0.6, min_size=3, window_hours=24)
+    run_clustering(database, policy, clock=utc_now)
+    with database.transaction() as cursor:
+        cursor.execute("SELECT id, source FROM raw_article")
+        outlet = dict(cursor.fetchall())
+    issues = [
+        sorted(
+            (outlet[a["id"]], a["copy_of"] and outlet[a["copy_of"]["id"]])
+            for a in issue["articles"]
+        )
+        for issue in list_issues(database)
+    ]
+    with database.transaction() as cursor:
+        cursor.execute("SELECT type, version FROM issue_event ORDER BY issue_id, version")
+        events = cursor.fetchall()
+    return issues, events
+
+
+def test_the_tie_rule_gives_the_same_issues_and_events_whichever_page_comes_first(database):
+    # GIVEN the tied story WHEN its pages are extracted in each order, then clustered
+    copy_first = clustered_after(database, agency_first=False)
+    agency_first = clustered_after(database, agency_first=True)
+    # THEN one issue, the agency's article the original in it, and the same events both ways
+    assert copy_first == (
+        [
+            [
+                ("매일경제", None),
+                ("서울신문", None),
+                ("연합뉴스", None),
+                ("한국경제", "연합뉴스"),
+            ]
+        ],
+        [("IssueCreated", 1)],
+    )
+    assert agency_first == copy_first
 
 
 @pytest.mark.parametrize("later_first", [False, True])

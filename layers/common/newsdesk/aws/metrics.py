@@ -37,6 +37,7 @@ FUNNEL = {
     "EntriesWithReplacementChar": "with_replacement_char",
     "EntriesTruncated": "truncated",
     "EntriesUnstorable": "unstorable",
+    "ReferencesReplaced": "references_replaced",
     "ArticlesPhotoFiltered": "photo_filtered",
     "DuplicatesInMessage": "duplicate_in_message",
     "DuplicatesByUrl": "duplicate_url",
@@ -159,6 +160,8 @@ DESCRIBED = {
     "EntriesTruncated": "entries stored with a title or summary cut to its bound",
     "EntriesUnstorable": "entries the store refused (a link or canonical URL over its bound, "
     "data PostgreSQL refuses)",
+    "ReferencesReplaced": "character references to a lone surrogate or past U+10FFFF, read as "
+    "U+FFFD: the rest of the feed stored",
     "ArticlesRevised": "known articles with another title or a later time: queued again",
     "OutboxRelayed": "extraction outbox rows sent to the article queue after the batch",
     "ArticleMessagesPutBack": "article messages received while EXTRACT_ENABLED=false: their "

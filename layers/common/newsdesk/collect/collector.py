@@ -367,6 +367,7 @@ _LOGGED_COUNTS = (
     "with_replacement_char",
     "truncated",
     "unstorable",
+    "references_replaced",
 )
 
 
@@ -387,6 +388,7 @@ def store_entries(
     it in ``report``."""
     report.entries_seen = len(parsed.entries) + parsed.entries_without_link
     report.without_link = parsed.entries_without_link  # or without one that can be stored
+    report.references_replaced = parsed.references_replaced
     oldest = (fetched_at or seen_at) - entry_filter.max_age
     fresh = [
         article

@@ -49,6 +49,7 @@ SUMMED = (
     "with_replacement_char",
     "truncated",
     "unstorable",
+    "references_replaced",
     "duplicate_in_message",
     "duplicate_url",
     "duplicate_guid",
@@ -87,6 +88,8 @@ class FeedReport:
     with_replacement_char: int = 0  # U+FFFD in the title or summary: a decoding went wrong
     truncated: int = 0  # stored with its title or summary cut to its bound (core.bounds)
     unstorable: int = 0  # refused by the store: a link over a key's bound, data it refused
+    # character references to a lone surrogate or past U+10FFFF, read as U+FFFD (the feed kept)
+    references_replaced: int = 0
     entries_seen: int = 0
     bytes_received: int = 0
     raw_stored: bool = False
