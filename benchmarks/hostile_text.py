@@ -68,6 +68,18 @@ def cpu(action: Callable[..., object], *args: object) -> float:
     return time.process_time() - started
 
 
+def until(action: Callable[..., object], texts: list[str] | list[bytes], limit: float) -> list[str]:
+    """CPU seconds of ``action`` on each text in turn, "-" for those after one passed ``limit``
+    (the old code grows as the square: the next would take hours)."""
+    seconds: list[str] = []
+    for text in texts:
+        if seconds and (seconds[-1] == "-" or float(seconds[-1]) > limit):
+            seconds.append("-")
+            continue
+        seconds.append(f"{cpu(action, text):.3f}")
+    return seconds
+
+
 def summaries(sizes: list[float], before_limit: float) -> None:
     print("summary text: CPU seconds (after | before)")
     header = "".join(f"{size:>9g} MB" for size in sizes)
@@ -75,12 +87,7 @@ def summaries(sizes: list[float], before_limit: float) -> None:
     for name, unit in PATTERNS.items():
         texts = [unit * int(size * MB / len(unit.encode())) for size in sizes]
         after = [cpu(html_text, text) for text in texts]
-        before: list[str] = []
-        for text in texts:
-            if before and (before[-1] == "-" or float(before[-1]) > before_limit):
-                before.append("-")
-                continue
-            before.append(f"{cpu(html_text_before, text):.3f}")
+        before = until(html_text_before, texts, before_limit)
         print(f"  {name:<26}" + "".join(f"{seconds:>12.3f}" for seconds in after))
         print(f"  {'  before':<26}" + "".join(f"{value:>12}" for value in before))
     print(f"  (before: '-' once a run passed {before_limit:g} s; it grows as the square)")
@@ -128,12 +135,7 @@ def unclosed(sizes: list[float], before_limit: float) -> None:
     print("\nentity declarations never closed ('<!ENTITY x ' runs): CPU seconds (after | before)")
     texts = [b"<!ENTITY x " * int(size * MB / 11) for size in sizes]
     after = [cpu(without_unsafe_entities, text) for text in texts]
-    before: list[str] = []
-    for text in texts:
-        if before and (before[-1] == "-" or float(before[-1]) > before_limit):
-            before.append("-")
-            continue
-        before.append(f"{cpu(defused_before, text):.3f}")
+    before = until(defused_before, texts, before_limit)
     print(f"  {'size':<26}" + "".join(f"{size:>9g} MB" for size in sizes))
     print(f"  {'after':<26}" + "".join(f"{seconds:>12.3f}" for seconds in after))
     print(f"  {'before':<26}" + "".join(f"{value:>12}" for value in before))

@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
@@ -22,8 +22,15 @@ import psycopg2.extensions
 import pytest
 import requests
 
+from newsdesk.aws.clients import dynamodb_client
+from newsdesk.aws.state_table import StateTable
+from newsdesk.collect.collector import CollectPolicy, OutletCollector
+from newsdesk.core.messages import OutletMessage
+from newsdesk.core.report import FeedReport
 from newsdesk.core.settings import Settings, user_agent_for
+from newsdesk.core.sources import Feed, Outlet
 from newsdesk.core.times import format_time
+from newsdesk.storage.articles import ArticleStore
 from newsdesk.storage.database import Database, database_from
 from newsdesk.storage.migrate import migrate
 from newsdesk.storage.roles import CLUSTER, EXTRACTOR, WORKER
@@ -394,3 +401,26 @@ def unit_tests_stay_in_process(
     monkeypatch.setattr(socket.socket, "connect", refused("connects"))
     monkeypatch.setattr(socket.socket, "connect_ex", refused("connects"))
     monkeypatch.setattr(subprocess.Popen, "__init__", refused("starts a process"))
+
+
+AT = datetime(2026, 12, 1, tzinfo=UTC)  # the hostile-input tests' round
+
+
+@pytest.fixture
+def collect_feed(database: Database, aws_env: object) -> Callable[..., FeedReport]:
+    """collect_feed(url, **settings) -> the feed's report, after one worker's pass over 연합뉴스
+    with it as its one feed, at AT plus a minute (the hostile-input tests)."""
+
+    def collect(url: str, **settings: Any) -> FeedReport:
+        settings = {"fetch_allow_private_networks": True, **settings}
+        collector = OutletCollector(
+            CollectPolicy.from_settings(Settings(**settings)),
+            ArticleStore(database),
+            StateTable(dynamodb_client(), "newsdesk-state"),
+            clock=lambda: AT + timedelta(minutes=1),
+        )
+        outlet = Outlet("연합뉴스", (Feed("연합뉴스", url, "정치"),))
+        (report,) = collector.collect(OutletMessage(outlet, AT)).feeds
+        return report
+
+    return collect

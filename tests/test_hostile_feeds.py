@@ -14,18 +14,11 @@ from typing import Any
 
 import pytest
 
-from newsdesk.aws.clients import dynamodb_client
-from newsdesk.aws.state_table import StateTable
 from newsdesk.collect import fetch as fetch_module
-from newsdesk.collect.collector import CollectPolicy, OutletCollector
 from newsdesk.collect.fetch import FetchPolicy, fetch
 from newsdesk.collect.parse import parse_feed, without_unsafe_entities
 from newsdesk.core.errors import ResponseTooLargeError
-from newsdesk.core.messages import OutletMessage
-from newsdesk.core.report import FEED_FAILED, FEED_OK, FeedReport
-from newsdesk.core.settings import Settings
-from newsdesk.core.sources import Feed, Outlet
-from newsdesk.storage.articles import ArticleStore
+from newsdesk.core.report import FEED_FAILED, FEED_OK
 from newsdesk.storage.database import Database
 from newsdesk_local.feedserver import FeedServer, Route
 
@@ -33,27 +26,7 @@ from newsdesk_local.feedserver import FeedServer, Route
 pytestmark = pytest.mark.integration
 
 
-AT = datetime(2026, 12, 1, tzinfo=UTC)
 MB = 1024 * 1024
-
-
-@pytest.fixture
-def collect_feed(database: Database, aws_env) -> Callable[..., FeedReport]:
-    """collect_feed(url, **settings) -> the feed's report, after one worker's pass."""
-
-    def collect(url: str, **settings: Any) -> FeedReport:
-        settings = {"fetch_allow_private_networks": True, "fetch_timeout_seconds": 10, **settings}
-        collector = OutletCollector(
-            CollectPolicy.from_settings(Settings(**settings)),
-            ArticleStore(database),
-            StateTable(dynamodb_client(), "newsdesk-state"),
-            clock=lambda: AT + timedelta(minutes=1),
-        )
-        outlet = Outlet("연합뉴스", (Feed("연합뉴스", url, "정치"),))
-        (report,) = collector.collect(OutletMessage(outlet, AT)).feeds
-        return report
-
-    return collect
 
 
 def stored(database: Database) -> list[dict[str, Any]]:

@@ -6,15 +6,9 @@ the summary handling is fed megabytes directly. benchmarks/hostile_text.py measu
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable
-from datetime import timedelta
-from typing import Any
 
 import pytest
 
-from newsdesk.aws.clients import dynamodb_client
-from newsdesk.aws.state_table import StateTable
-from newsdesk.collect.collector import CollectPolicy, OutletCollector
 from newsdesk.collect.markup import html_text, well_formed_references
 from newsdesk.collect.parse import (
     ENTITY_EXPANSION_BUDGET,
@@ -22,35 +16,10 @@ from newsdesk.collect.parse import (
     parse_feed,
     without_unsafe_entities,
 )
-from newsdesk.core.messages import OutletMessage
-from newsdesk.core.report import FEED_OK, FeedReport
-from newsdesk.core.settings import Settings
-from newsdesk.core.sources import Feed, Outlet
-from newsdesk.storage.articles import ArticleStore
-from newsdesk.storage.database import Database
+from newsdesk.core.report import FEED_OK
 from tests.conftest import invoke, worker_event
 from tests.test_failure_messages import LogLines
-from tests.test_hostile_feeds import AT, MB, item, peak_of, rss, stored
-
-
-@pytest.fixture
-def collect_feed(database: Database, aws_env: object) -> Callable[[str], FeedReport]:
-    """collect_feed(url) -> the feed's report, after one worker's pass."""
-
-    def collect(url: str, **settings: Any) -> FeedReport:
-        settings = {"fetch_allow_private_networks": True, **settings}
-        collector = OutletCollector(
-            CollectPolicy.from_settings(Settings(**settings)),
-            ArticleStore(database),
-            StateTable(dynamodb_client(), "newsdesk-state"),
-            clock=lambda: AT + timedelta(minutes=1),
-        )
-        outlet = Outlet("연합뉴스", (Feed("연합뉴스", url, "정치"),))
-        (report,) = collector.collect(OutletMessage(outlet, AT)).feeds
-        return report
-
-    return collect
-
+from tests.test_hostile_feeds import MB, item, peak_of, rss, stored
 
 # A bound that turns a quadratic regression into a failure rather than a stalled run: about 20
 # times what each takes here (under 0.5 s; a backtracking scan of 2 MB would take hours). The
