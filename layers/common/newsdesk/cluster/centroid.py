@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from newsdesk.cluster.headline import strip_tags as strip_tags  # its home before issue 24
+from newsdesk.cluster.merging import merge_groups
 from newsdesk.cluster.methods import Assignment, Group, Standing
 from newsdesk.cluster.vectors import centroid_vectors, representatives, without_common
 
@@ -68,6 +69,7 @@ def centroid_groups(
     idle_seconds: float = WINDOW_SECONDS,
     analyser: str = "char",
     mean_floor: float = 0.0,
+    merge: bool = False,
 ) -> Assignment:
     """New groups of at least ``min_size``, in the order they were started, and the free
     titles that join the open issues of ``standing``.
@@ -78,7 +80,8 @@ def centroid_groups(
     issue's group takes no one). A re-run over the same window makes every choice it made
     before: it creates and changes nothing. ``mean_floor``: a title joins only a group whose
     members it is at least this similar to on average (the ``headline`` method's guard
-    against a big group's centroid).
+    against a big group's centroid). ``merge``: groups of one story found apart are then
+    merged (``newsdesk.cluster.merging``).
     """
     thresholds: float | list[float] = threshold
     floors: float | list[float] = mean_floor
@@ -89,9 +92,9 @@ def centroid_groups(
         floors = [mean_floor if h else min(mean_floor, NON_HANGUL_MEAN_FLOOR) for h in hangul]
     else:
         vectors = centroid_vectors([strip_tags(t) for t in titles], analyser)
-    return centroid_pass(
-        without_common(vectors), thresholds, min_size, taken, times, standing, idle_seconds, floors
-    )
+    common = without_common(vectors)
+    args = (common, thresholds, min_size, taken, times, standing, idle_seconds, floors)
+    return centroid_pass(*args, merge=merge)
 
 
 def _shared_columns(vectors: sp.csr_matrix) -> sp.csr_matrix:
@@ -114,6 +117,7 @@ def centroid_pass(
     mean_floor: float | Sequence[float] = 0.0,
     block_rows: int = BLOCK_ROWS,
     step_rows: int = STEP,
+    merge: bool = False,
 ) -> Assignment:
     """``centroid_groups`` over given title vectors (rows of unit length, or zero);
     ``threshold`` and ``mean_floor`` may be one per title (the headline method's, by script)."""
@@ -132,6 +136,8 @@ def centroid_pass(
         for step in range(start, stop, step_rows):
             rows = block[step - start : min(stop, step + step_rows) - start]
             state.step(rows, step)
+    if merge:
+        state.merge(min_size)
     return state.assignment(min_size)
 
 
@@ -269,6 +275,23 @@ class _Pass:
         self.last_seen[best] = max(self.last_seen[best], now)
         self.group_of[i] = best
         self.groups_list[i] = best
+
+    def merge(self, min_size: int) -> None:
+        """Fold groups of one story found apart (``merge_groups``, at the titles' join
+        thresholds): new groups of at least ``min_size`` and open issues' groups."""
+        live = [
+            not self.closed[g] and (self.issue[g] >= 0 or len(m) >= min_size)
+            for g, m in enumerate(self.members)
+        ]
+        self.members = merge_groups(
+            self.vectors,
+            self.members,
+            self.issue,
+            live,
+            self.times,
+            self.idle_seconds,
+            self.thresholds,
+        )
 
     def assignment(self, min_size: int) -> Assignment:
         assignment = Assignment([])

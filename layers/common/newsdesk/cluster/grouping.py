@@ -76,6 +76,7 @@ def assign(
             idle_seconds,
             analyser="headline",
             mean_floor=HEADLINE_MEAN_FLOOR,
+            merge=True,
         )
     return seed_groups(titles, threshold, min_size, is_taken, standing)
 
