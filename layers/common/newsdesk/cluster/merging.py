@@ -37,11 +37,11 @@ def merge_groups(
         return members
     folds = _Folds([issue[g] >= 0 for g in chosen])
     floors = [thresholds[members[g][0]] for g in chosen]
+    at = [0.0] * vectors.shape[0] if times is None else times
+    spans = [(min(at[i] for i in members[g]), max(at[i] for i in members[g])) for g in chosen]
     for a, b in _similar_pairs(vectors, [members[g] for g in chosen], floors):
-        ga, gb = members[chosen[a]], members[chosen[b]]
-        if times is None or max(times[ga[0]] - times[gb[-1]], times[gb[0]] - times[ga[-1]]) <= (
-            idle_seconds
-        ):
+        (first_a, last_a), (first_b, last_b) = spans[a], spans[b]
+        if max(first_a - last_b, first_b - last_a) <= idle_seconds:
             folds.join(a, b)
     out = [list(m) for m in members]
     for k, g in enumerate(chosen):
