@@ -53,6 +53,8 @@ NON_HANGUL_MEAN_FLOOR = 0.1
 _HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 
 
+# Passes a window's merges may take to settle (issue 24; on the labelled sets, two).
+SETTLE_PASSES = 4
 # Rows a sparse product covers (against every earlier title), and rows whose sums per group are
 # taken at once: a title's similarities to titles of its own step are added in Python.
 BLOCK_ROWS = 2048
@@ -120,24 +122,21 @@ def centroid_pass(
     merge: bool = False,
 ) -> Assignment:
     """``centroid_groups`` over given title vectors (rows of unit length, or zero);
-    ``threshold`` and ``mean_floor`` may be one per title (the headline method's, by script)."""
-    n = vectors.shape[0]
-    issue_of = np.full(n, -1) if standing is None else np.asarray(standing.issue_of)
-    state = _Pass(
-        vectors, threshold, mean_floor, issue_of.tolist(), taken.tolist(), times, idle_seconds
-    )
-    state.open_issues = {} if standing is None else dict(standing.open)
-    compact = _shared_columns(vectors)
-    right = compact.T.tocsr()  # n-grams by titles, once
-    for start in range(0, n, block_rows):
-        stop = min(n, start + block_rows)
-        # every earlier title's product (the later ones' are dropped in the step)
-        block = (compact[start:stop] @ right).tocsr()
-        for step in range(start, stop, step_rows):
-            rows = block[step - start : min(stop, step + step_rows) - start]
-            state.step(rows, step)
-    if merge:
-        state.merge(min_size)
+    ``threshold`` and ``mean_floor`` may be one per title (the headline method's, by script).
+    With ``merge``, after each pass that merged groups the pass runs again with the groups it
+    left pinned as issues are (their titles where they stand), until a pass merges nothing:
+    that last pass is what a re-run over the same window does, so a re-run changes nothing
+    (at most ``SETTLE_PASSES`` passes)."""
+    issue_of = [-1] * vectors.shape[0] if standing is None else list(standing.issue_of)
+    opened = {} if standing is None else dict(standing.open)
+    state = _Pass(vectors, threshold, mean_floor, issue_of, taken.tolist(), times, idle_seconds)
+    state.stored_open = dict(opened)
+    state.run(opened, block_rows, step_rows)
+    passes = 1
+    while merge and state.merge(min_size) and passes < SETTLE_PASSES:
+        state, opened = state.pinned(min_size)
+        state.run(opened, block_rows, step_rows)
+        passes += 1
     return state.assignment(min_size)
 
 
@@ -173,6 +172,60 @@ class _Pass:
         self.closed: list[bool] = []
         self.by_issue: dict[int, int] = {}
         self.open_issues: dict[int, int] = {}
+        # The stored issues (a settling pass pins more, ``fresh``: groups of the pass before).
+        self.stored_issue_of = issue_of
+        self.stored_open: dict[int, int] = {}
+        self.fresh: set[int] = set()
+
+    def run(self, opened: dict[int, int], block_rows: int, step_rows: int) -> None:
+        """The pass over every title, ``opened`` the issues that take members."""
+        self.open_issues = opened
+        compact = _shared_columns(self.vectors)
+        right = compact.T.tocsr()  # n-grams by titles, once
+        n = self.vectors.shape[0]
+        for start in range(0, n, block_rows):
+            stop = min(n, start + block_rows)
+            # every earlier title's product (the later ones' are dropped in the step)
+            block = (compact[start:stop] @ right).tocsr()
+            for step in range(start, stop, step_rows):
+                rows = block[step - start : min(stop, step + step_rows) - start]
+                self.step(rows, step)
+
+    def pinned(self, min_size: int) -> tuple[_Pass, dict[int, int]]:
+        """A fresh pass with this one's outcome pinned: a title that joined an open issue is
+        that issue's, a new group of ``min_size`` an issue of its own (an id above every
+        stored one, in ``fresh``), each placed where it stands in the next pass."""
+        issue_of = list(self.stored_issue_of)
+        opened = dict(self.stored_open)
+        fresh: set[int] = set()
+        first = max([*self.stored_issue_of, *self.stored_open, -1]) + 1
+        for g, members in enumerate(self.members):
+            real = self.issue[g] >= 0 and self.issue[g] not in self.fresh
+            if real and not self.closed[g]:
+                issue = self.issue[g]
+            elif not real and len(members) >= min_size:
+                issue = first + g
+                opened[issue] = -1
+                fresh.add(issue)
+            else:
+                continue
+            for i in members:
+                issue_of[i] = issue
+        after = _Pass(
+            self.vectors,
+            self.thresholds,
+            self.mean_floors,
+            issue_of,
+            self.taken,
+            self.times,
+            self.idle_seconds,
+        )
+        after.stored_issue_of, after.stored_open, after.fresh = (
+            self.stored_issue_of,
+            self.stored_open,
+            fresh,
+        )
+        return after, opened
 
     def new_group(self, issue: int = -1) -> int:
         self.members.append([])
@@ -276,29 +329,27 @@ class _Pass:
         self.group_of[i] = best
         self.groups_list[i] = best
 
-    def merge(self, min_size: int) -> None:
+    def merge(self, min_size: int) -> bool:
         """Fold groups of one story found apart (``merge_groups``, at the titles' join
-        thresholds): new groups of at least ``min_size`` and open issues' groups."""
+        thresholds): new groups of at least ``min_size`` and open issues' groups. Whether any
+        group was folded."""
         live = [
             not self.closed[g] and (self.issue[g] >= 0 or len(m) >= min_size)
             for g, m in enumerate(self.members)
         ]
-        self.members = merge_groups(
-            self.vectors,
-            self.members,
-            self.issue,
-            live,
-            self.times,
-            self.idle_seconds,
-            self.thresholds,
-        )
+        stored = [-1 if i in self.fresh else i for i in self.issue]
+        args = (self.vectors, self.members, stored, live, self.times, self.idle_seconds)
+        merged = merge_groups(*args, self.thresholds)
+        folded = merged != self.members
+        self.members = merged
+        return folded
 
     def assignment(self, min_size: int) -> Assignment:
         assignment = Assignment([])
         kept = []
         for g, members in enumerate(self.members):
-            if self.issue[g] >= 0:
-                joined = [i for i in members if self.issue_of[i] < 0]
+            if self.issue[g] >= 0 and self.issue[g] not in self.fresh:
+                joined = [i for i in members if self.stored_issue_of[i] < 0]
                 if joined and not self.closed[g]:
                     assignment.joins[self.issue[g]] = joined
             elif len(members) >= min_size:

@@ -4,11 +4,14 @@ groups, which grow side by side and are never compared. After the headline metho
 new group whose members are on average as similar to another group's members as a title must
 be to a centroid to join it (average linkage, ``Σa · Σb / (|a| |b|)``, at least the join
 threshold of each group's first title: 0.30 with Hangul, 0.20 without) is folded into that
-group, a new one or an open issue's, the most similar pairs first. Two issues are never folded
-into one, nor groups a window's idle time apart. A new group folded into an issue's group is
-titles joining that issue. No number of its own: the thresholds are the pass's (tried with
-0.2 for every title, the small-vocabulary set lost 0.01 at 5,000 and 20,000 titles, paired
-intervals below zero; with centroids' cosine at 0.5, 0.24 at 20,000)."""
+group, a new one or an open issue's, the most similar pairs first. Pairs are scored between
+the pass's groups and not again as sets grow, so a set takes any group one of its groups is
+close to (single linkage over the groups' average linkage), and the idle window (no merge of
+groups more than it apart) is asked of each pair. Two issues are never folded into one. A new
+group folded into an issue's group is titles joining that issue. No number of its own: the
+thresholds are the pass's (tried with 0.2 for every title, the small-vocabulary set lost 0.01
+at 5,000 and 20,000 titles, paired intervals below zero; with centroids' cosine at 0.5, 0.24
+at 20,000)."""
 
 from __future__ import annotations
 
