@@ -220,11 +220,9 @@ class _Pass:
             self.times,
             self.idle_seconds,
         )
-        after.stored_issue_of, after.stored_open, after.fresh = (
-            self.stored_issue_of,
-            self.stored_open,
-            fresh,
-        )
+        after.stored_issue_of = self.stored_issue_of
+        after.stored_open = self.stored_open
+        after.fresh = fresh
         return after, opened
 
     def new_group(self, issue: int = -1) -> int:
