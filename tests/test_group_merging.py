@@ -154,3 +154,10 @@ def test_a_rerun_over_the_labelled_windows_changes_nothing():
         standing = Standing(issue_of, {k: g.members[0] for k, g in enumerate(first.groups)})
         again = assign(titles, threshold, 3, method="headline", times=times, standing=standing)
         assert (again.groups, again.joins) == ([], {})
+
+
+def test_a_groups_span_is_its_members_earliest_to_latest_time():
+    # the second group's first member is its latest: by index it would seem 150 s apart
+    vectors = unit([1, 0], [1, 0], [1, 0], [1, 0])
+    out = merged(vectors, [[0, 1], [2, 3]], times=[0.0, 50.0, 200.0, 40.0], idle=100.0)
+    assert out == [[0, 1, 2, 3], []]
