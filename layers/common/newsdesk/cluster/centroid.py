@@ -131,11 +131,13 @@ def centroid_pass(
     opened = {} if standing is None else dict(standing.open)
     state = _Pass(vectors, threshold, mean_floor, issue_of, taken.tolist(), times, idle_seconds)
     state.stored_open = dict(opened)
-    state.run(opened, block_rows, step_rows)
+    compact = _shared_columns(vectors)
+    products = (compact, compact.T.tocsr(), block_rows, step_rows)  # n-grams by titles, once
+    state.run(opened, *products)
     passes = 1
     while merge and state.merge(min_size) and passes < SETTLE_PASSES:
         state, opened = state.pinned(min_size)
-        state.run(opened, block_rows, step_rows)
+        state.run(opened, *products)
         passes += 1
     return state.assignment(min_size)
 
@@ -177,11 +179,17 @@ class _Pass:
         self.stored_open: dict[int, int] = {}
         self.fresh: set[int] = set()
 
-    def run(self, opened: dict[int, int], block_rows: int, step_rows: int) -> None:
-        """The pass over every title, ``opened`` the issues that take members."""
+    def run(
+        self,
+        opened: dict[int, int],
+        compact: sp.csr_matrix,
+        right: sp.csr_matrix,
+        block_rows: int,
+        step_rows: int,
+    ) -> None:
+        """The pass over every title, ``opened`` the issues that take members; ``compact``:
+        the vectors over the n-grams two titles share, ``right`` its transpose."""
         self.open_issues = opened
-        compact = _shared_columns(self.vectors)
-        right = compact.T.tocsr()  # n-grams by titles, once
         n = self.vectors.shape[0]
         for start in range(0, n, block_rows):
             stop = min(n, start + block_rows)

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from newsdesk.cluster.vectors import group_sums
+
 
 def merge_groups(
     vectors: sp.csr_matrix,
@@ -87,11 +89,7 @@ def _similar_pairs(
     """Pairs of groups (positions in ``groups``) whose members are on average at least both
     groups' ``floors`` similar, the most similar first (ties by position)."""
     sizes = [len(m) for m in groups]
-    membership = sp.csr_matrix(
-        (np.ones(sum(sizes)), np.concatenate(groups), np.concatenate(([0], np.cumsum(sizes)))),
-        shape=(len(groups), vectors.shape[0]),
-    )
-    sums = membership @ vectors
+    sums = group_sums(vectors, groups)
     inverse = sp.diags(1.0 / np.asarray(sizes, dtype=np.float64))
     similar = sp.triu(inverse @ (sums @ sums.T) @ inverse, k=1).tocoo()
     floor = np.asarray(floors)

@@ -105,6 +105,21 @@ def representative(vectors: sp.csr_matrix, members: Sequence[int] | np.ndarray) 
     return int(members[int(np.argmax(summed))])
 
 
+def group_sums(vectors: sp.csr_matrix, groups: Sequence[Sequence[int]]) -> sp.csr_matrix:
+    """Each group's members' vectors summed (groups by columns), as one product with a
+    membership matrix."""
+    sizes = [len(g) for g in groups]
+    membership = sp.csr_matrix(
+        (
+            np.ones(sum(sizes)),
+            np.concatenate([np.asarray(g, dtype=np.int64) for g in groups]),
+            np.concatenate(([0], np.cumsum(sizes))),
+        ),
+        shape=(len(groups), vectors.shape[0]),
+    )
+    return (membership @ vectors).tocsr()
+
+
 def representatives(vectors: sp.csr_matrix, groups: Sequence[Sequence[int]]) -> list[int]:
     """``representative`` of each group, at once: a membership matrix gives the groups' sums,
     each member is dotted with its own group's (the first of equals wins)."""
@@ -112,10 +127,7 @@ def representatives(vectors: sp.csr_matrix, groups: Sequence[Sequence[int]]) -> 
         return []
     members = np.concatenate([np.asarray(g, dtype=np.int64) for g in groups])
     group = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
-    membership = sp.csr_matrix(
-        (np.ones(len(members)), (group, members)), shape=(len(groups), vectors.shape[0])
-    )
-    sums = (membership @ vectors).tocsr()
+    sums = group_sums(vectors, groups)
     score = np.asarray(vectors[members].multiply(sums[group]).sum(axis=1)).ravel()
     chosen = []
     start = 0
