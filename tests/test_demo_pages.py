@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from importlib import resources
 from typing import Any
@@ -35,6 +35,7 @@ from newsdesk_local.demo import (
     demo_texts,
     feed_items,
     serve_demo_feeds,
+    serve_second_round,
 )
 from newsdesk_local.feedserver import FeedServer
 
@@ -75,7 +76,7 @@ CHROME = [
 @pytest.fixture(scope="module")
 def demo() -> Iterator[tuple[FeedServer, list[dict[str, str]]]]:
     with FeedServer() as server:
-        entries = serve_demo_feeds(server)
+        entries = serve_demo_feeds(server, datetime.now(UTC))
         yield server, entries
 
 
@@ -197,6 +198,32 @@ def test_every_article_text_is_an_item_of_a_feed(items):
     first = {i["link"].split("/", 3)[3] for i in items}
     assert later - first == {"newsis/politics/0007"}
     assert sorted(first | later) == sorted(ARTICLES)
+
+
+def test_the_second_rounds_feed_keeps_the_first_rounds_dates_across_an_hour():
+    # The demo dates both rounds' feeds as of its start, so the items the second round's
+    # 뉴시스 정치 feed shares with the first keep their dates and are not stored again as
+    # updates, even when the second round comes in the next hour (a CI run at 08:00 saw all
+    # of them extracted again). Dated as of the next hour's first second, they would move.
+    started = datetime(2026, 12, 2, 7, 59, 59, 999000, tzinfo=UTC)
+
+    def dates(url: str, base_url: str) -> dict[str, datetime]:
+        served = requests.get(url, timeout=5).content
+        return {i.path: i.published for i in feed_items(served, base_url)}
+
+    with FeedServer() as server:
+        entries = serve_demo_feeds(server, started)
+        (url,) = [e["url"] for e in entries if e["url"].endswith("/newsis-politics.xml")]
+        first = dates(url, server.base_url)
+        assert serve_second_round(server, started) == [url]
+        second = dates(url, server.base_url)
+        serve_second_round(server, started + timedelta(milliseconds=1))
+        next_hour = dates(url, server.base_url)
+    shared = first.keys()
+    assert second.keys() - shared == {"newsis/politics/0007"}
+    assert shared <= second.keys()
+    assert {p: second[p] for p in shared} == {p: first[p] for p in shared}
+    assert all(next_hour[p] == first[p] + timedelta(hours=1) for p in shared)
 
 
 def test_the_outlets_front_pages_list_their_articles(server, items):

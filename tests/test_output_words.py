@@ -110,7 +110,7 @@ def test_a_page_without_main_text_says_why(capsys):
     # GIVEN the demo's page rendered by JavaScript alone, on a loopback server
     env = dict(os.environ, FETCH_ALLOW_PRIVATE_NETWORKS="true")
     with FeedServer() as server:
-        serve_demo_feeds(server)
+        serve_demo_feeds(server, datetime.now(UTC))
         url = server.url("/newsis/politics/0002")
         # WHEN extract-text reads it THEN it says the page is empty and why, as the judge does
         assert main(["extract-text", url], env) == 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,7 @@ def test_the_events_name_no_outlets_address():
 def test_the_events_urls_are_what_the_demo_serves():
     # GIVEN the demo's feeds and pages on a loopback server
     with FeedServer() as server:
-        serve_demo_feeds(server)
+        serve_demo_feeds(server, datetime.now(UTC))
         # WHEN each URL of the events is asked there THEN the demo answers it: a feed, a page
         for url in event_urls():
             here = url.replace(DEMO_ORIGIN, server.base_url)

@@ -74,9 +74,10 @@ def _read_date(tag: bytes, text: bytes) -> datetime | None:
         return None
 
 
-def serve_demo_feeds(server: FeedServer) -> list[dict[str, str]]:
-    """Add the demo routes to ``server`` (the feeds, linking to ``server``'s own article pages,
-    and the pages); return the sources entries that point at the feeds."""
+def serve_demo_feeds(server: FeedServer, now: datetime) -> list[dict[str, str]]:
+    """Add the demo routes to ``server`` (the feeds, dated as of ``now`` and linking to
+    ``server``'s own article pages, and the pages); return the sources entries that point at
+    the feeds."""
     entries: list[dict[str, str]] = []
     items: list[DemoItem] = []
     folder = resources.files("newsdesk_local").joinpath("demo_feeds")
@@ -84,12 +85,12 @@ def serve_demo_feeds(server: FeedServer) -> list[dict[str, str]]:
     for outlet, category in itertools.product(_OUTLETS, _CATEGORIES):
         if f"{outlet}-{category}.xml" not in names:
             continue
-        url, body = _serve_feed(server, folder.joinpath(f"{outlet}-{category}.xml"))
+        url, body = _serve_feed(server, folder.joinpath(f"{outlet}-{category}.xml"), now)
         entries.append({"source": _OUTLETS[outlet], "url": url, "category": _CATEGORIES[category]})
         items.extend(feed_items(body, server.base_url))
     # the second round's new items have their pages from the start
     for later in folder.joinpath(SECOND_ROUND).iterdir():
-        body = served_here(dated_recently(later.read_bytes()), server.base_url)
+        body = served_here(dated_recently(later.read_bytes(), now), server.base_url)
         known = {item.path for item in items}
         items.extend(i for i in feed_items(body, server.base_url) if i.path not in known)
     for path, route in demo_pages(items, server.base_url).items():
@@ -100,16 +101,19 @@ def serve_demo_feeds(server: FeedServer) -> list[dict[str, str]]:
     return entries
 
 
-def serve_second_round(server: FeedServer) -> list[str]:
+def serve_second_round(server: FeedServer, now: datetime) -> list[str]:
     """The feeds as they stand a round later (``demo_feeds/second_round/``: 뉴시스 adds an
-    update of the budget story); the paths of the feeds replaced."""
+    update of the budget story), dated as of ``now``, the first round's moment: dated as of
+    another hour, every entry they share with the first round would have moved and be stored
+    again as an update; the paths of the feeds replaced."""
     folder = resources.files("newsdesk_local").joinpath("demo_feeds", SECOND_ROUND)
-    return [_serve_feed(server, later)[0] for later in folder.iterdir()]
+    return [_serve_feed(server, later, now)[0] for later in folder.iterdir()]
 
 
-def _serve_feed(server: FeedServer, item: Any) -> tuple[str, bytes]:
-    """Serve a bundled feed file at ``/<its name>``; (its URL, the body served)."""
-    body = served_here(dated_recently(item.read_bytes()), server.base_url)
+def _serve_feed(server: FeedServer, item: Any, now: datetime) -> tuple[str, bytes]:
+    """Serve a bundled feed file at ``/<its name>``, dated as of ``now``; (its URL, the body
+    served)."""
+    body = served_here(dated_recently(item.read_bytes(), now), server.base_url)
     charset = "euc-kr" if b'encoding="EUC-KR"' in body[:100] else "utf-8"
     url = server.add(
         f"/{item.name}", Route(body, content_type=f"application/rss+xml; charset={charset}")

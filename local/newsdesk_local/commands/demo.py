@@ -60,14 +60,15 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     data_dir = writable(Settings.from_env(env).data_dir) / "demo"
     with FolderLock(data_dir, "newsdesk demo"), FeedServer() as server:
         clear_folder(data_dir, keep=LOCK_FILE)  # the demo starts from nothing every time
-        sources = write_sources(serve_demo_feeds(server), data_dir / "sources.yaml")
+        started = datetime.now(UTC)  # both rounds' feeds are dated as of this one moment
+        sources = write_sources(serve_demo_feeds(server, started), data_dir / "sources.yaml")
         demo_env = demo_environment(env, data_dir, sources)
         outlets = context.outlets(demo_env)
         zone = Settings.from_env(env).zone
         if not args.json:
             print(f"Serving demo feeds at {server.base_url}; data in {data_dir}", file=out)
         live = Live(outlets, zone, out) if not args.json and out.isatty() else None
-        done = two_rounds(demo_env, server, outlets, live)
+        done = two_rounds(demo_env, server, outlets, started, live)
     if args.json:
         dump(as_json(done), out)
         return done.exit_code()
@@ -137,10 +138,15 @@ def demo_environment(env: dict[str, str], data_dir: Path, sources: Path) -> dict
 
 
 def two_rounds(
-    demo_env: dict[str, str], server: FeedServer, outlets: list[Outlet], live: Live | None = None
+    demo_env: dict[str, str],
+    server: FeedServer,
+    outlets: list[Outlet],
+    started: datetime,
+    live: Live | None = None,
 ) -> DemoRun:
-    """The first round collected and clustered, the second round's feeds served, it collected
-    and clustered; the issues and events stored. ``live`` is shown each part as it is done."""
+    """The first round collected and clustered, the second round's feeds served (dated as of
+    ``started``, as the first's were), it collected and clustered; the issues and events
+    stored. ``live`` is shown each part as it is done."""
     from newsdesk.storage.issue_events import IssueEventStore
     from newsdesk.storage.issues import list_issues
     from newsdesk_local.demo import serve_second_round
@@ -160,7 +166,7 @@ def two_rounds(
             live.first_cluster(first_cluster)
             live.note(collect.collecting(outlets))
         # a round later: one feed has an update of a story that is an issue now
-        serve_second_round(server)
+        serve_second_round(server, started)
         second = run_collect_round(runtime, 4, outlets, progress=live.second if live else None)
         if live is not None:
             live.note(CLUSTERING)
