@@ -3,16 +3,21 @@ headline n-grams are counted for all titles at once; both against the plain way,
 a time, on small random windows."""
 
 import math
+from functools import partial
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.feature_extraction.text import CountVectorizer
 
+import newsdesk.cluster.centroid as centroid
+from benchmarks.headline_sets import small_vocabulary, varied
 from newsdesk.cluster.centroid import CANDIDATE_SIMILARITY, centroid_pass
+from newsdesk.cluster.grouping import assign
 from newsdesk.cluster.headline import gram_counts, headline_vectors, ngrams, normalise
 from newsdesk.cluster.methods import Standing
 from newsdesk.cluster.vectors import without_common
+from tests.test_group_merging import windows
 
 WORDS = ["금리", "동결", "한국은행", "北", "미사일", "발사", "서울", "지하철", "노조", "파업"]
 WORDS += ["fed", "rates", "3,500억", "10%", "a", "가", "총파업", "[속보]", "“인상”"]
@@ -121,3 +126,42 @@ def test_the_commonest_ngrams_are_left_out_only_past_the_budget():
     kept = without_common(vectors, budget=20)
     assert set(np.bincount(kept.indices, minlength=vectors.shape[1]).tolist()) <= {0, 1, 2, 6}
     assert kept[8].nnz == vectors[8].nnz  # the rare title untouched
+
+
+@settings(max_examples=60, deadline=None)
+@given(titles=titles, data=st.data())
+def test_the_settling_pass_over_changed_titles_is_the_whole_pass_again(titles, data):
+    # GIVEN a window with issues open and closed, taken titles, in small blocks and steps
+    n = len(titles)
+    taken = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    issue_of = data.draw(st.lists(st.sampled_from([-1, -1, -1, -1, 7, 8]), min_size=n, max_size=n))
+    standing = Standing(issue_of, {7: -1})
+    times = sorted(data.draw(st.lists(st.integers(0, 40), min_size=n, max_size=n)))
+    vectors = headline_vectors(titles)
+    args = (vectors, 0.3, 2, taken, times, standing, 20, 0.2)
+
+    # WHEN the pass merges and settles, placing again only what the merges changed, or all
+    changed = centroid_pass(*args, block_rows=16, step_rows=4, merge=True)
+    whole = centroid_pass(*args, block_rows=16, step_rows=4, merge=True, settle="whole")
+
+    # THEN both leave the same groups and joins
+    assert [g.members for g in changed.groups] == [g.members for g in whole.groups]
+    assert changed.joins == whole.joins
+
+
+def test_the_settling_pass_is_the_whole_pass_on_windows_that_merge(monkeypatch):
+    # GIVEN generated windows and the labelled ones (the UCI sample's categories merge)
+    generated = [(w.titles, w.times) for w in (varied(2000), small_vocabulary(2000))]
+    merged = 0
+    for titles, times in [*generated, *windows()]:
+        # WHEN the headline method clusters each, settling by the changed titles or by all
+        changed = assign(titles, 0.3, 3, method="headline", times=times)
+        with monkeypatch.context() as patch:
+            patch.setattr(centroid, "centroid_pass", partial(centroid_pass, settle="whole"))
+            whole = assign(titles, 0.3, 3, method="headline", times=times)
+            patch.setattr(centroid, "merge_groups", lambda vectors, members, *rest: members)
+            unmerged = assign(titles, 0.3, 3, method="headline", times=times)
+        # THEN the groups are the same
+        assert changed.groups == whole.groups
+        merged += changed.groups != unmerged.groups
+    assert merged >= 3  # the generated windows and a UCI category at least: settling ran

@@ -120,24 +120,32 @@ def centroid_pass(
     block_rows: int = BLOCK_ROWS,
     step_rows: int = STEP,
     merge: bool = False,
+    settle: str = "changed",
 ) -> Assignment:
     """``centroid_groups`` over given title vectors (rows of unit length, or zero);
     ``threshold`` and ``mean_floor`` may be one per title (the headline method's, by script).
     With ``merge``, after each pass that merged groups the pass runs again with the groups it
     left pinned as issues are (their titles where they stand), until a pass merges nothing:
     that last pass is what a re-run over the same window does, so a re-run changes nothing
-    (at most ``SETTLE_PASSES`` passes)."""
+    (at most ``SETTLE_PASSES``). ``settle``: ``"changed"`` compares again only titles whose
+    groups the merges changed (``_Pass.settle``), ``"whole"`` every title (the same outcome)."""
     issue_of = [-1] * vectors.shape[0] if standing is None else list(standing.issue_of)
     opened = {} if standing is None else dict(standing.open)
     state = _Pass(vectors, threshold, mean_floor, issue_of, taken.tolist(), times, idle_seconds)
     state.stored_open = dict(opened)
+    state.neighbours = _Neighbours(vectors.shape[0]) if merge else None
     compact = _shared_columns(vectors)
-    products = (compact, compact.T.tocsr(), block_rows, step_rows)  # n-grams by titles, once
-    state.run(opened, *products)
+    right = compact.T.tocsr()  # n-grams by titles, once
+    state.run(opened, compact, right, block_rows, step_rows)
     passes = 1
     while merge and state.merge(min_size) and passes < SETTLE_PASSES:
-        state, opened = state.pinned(min_size)
-        state.run(opened, *products)
+        before = state
+        state, opened = before.pinned(min_size)
+        if settle == "whole":
+            state.neighbours = None
+            state.run(opened, compact, right, block_rows, step_rows)
+        else:
+            state.settle(before, opened, compact, right)
         passes += 1
     return state.assignment(min_size)
 
@@ -178,6 +186,10 @@ class _Pass:
         self.stored_issue_of = issue_of
         self.stored_open: dict[int, int] = {}
         self.fresh: set[int] = set()
+        # What a settling pass reads of this one: each title's dot with its group when placed,
+        # and the pairs of titles at least CANDIDATE_SIMILARITY similar (when merging).
+        self.placed_dot = [0.0] * n
+        self.neighbours: _Neighbours | None = None
 
     def run(
         self,
@@ -197,7 +209,11 @@ class _Pass:
             block = (compact[start:stop] @ right).tocsr()
             for step in range(start, stop, step_rows):
                 rows = block[step - start : min(stop, step + step_rows) - start]
+                if self.neighbours is not None:
+                    self.neighbours.add(rows, step)
                 self.step(rows, step)
+        if self.neighbours is not None:
+            self.neighbours.finish()
 
     def pinned(self, min_size: int) -> tuple[_Pass, dict[int, int]]:
         """A fresh pass with this one's outcome pinned: a title that joined an open issue is
@@ -231,6 +247,7 @@ class _Pass:
         after.stored_issue_of = self.stored_issue_of
         after.stored_open = self.stored_open
         after.fresh = fresh
+        after.neighbours = self.neighbours
         return after, opened
 
     def new_group(self, issue: int = -1) -> int:
@@ -329,11 +346,64 @@ class _Pass:
                     best, best_similarity, best_dot = g, similarity, d
             if best < 0:
                 best = self.new_group()
-        self.members[best].append(i)
-        self.norm2[best] += self.self_norm2[i] + 2 * best_dot
-        self.last_seen[best] = max(self.last_seen[best], now)
-        self.group_of[i] = best
-        self.groups_list[i] = best
+        self.add(i, best, best_dot)
+
+    def add(self, i: int, g: int, dot: float) -> None:
+        """Title ``i`` into group ``g``, ``dot`` its summed similarity to the members."""
+        self.members[g].append(i)
+        self.norm2[g] += self.self_norm2[i] + 2 * dot
+        now = self.times[i] if self.times is not None else 0.0
+        self.last_seen[g] = max(self.last_seen[g], now)
+        self.group_of[i] = g
+        self.groups_list[i] = g
+        self.placed_dot[i] = dot
+
+    def settle(
+        self, before: _Pass, opened: dict[int, int], compact: sp.csr_matrix, right: sp.csr_matrix
+    ) -> None:
+        """``run``'s outcome, given ``before``, the pass whose merged groups this one pins: a
+        title whose candidate groups are, as of it, ``before``'s (the same members so far)
+        makes ``before``'s choice with its dot; only the others are compared again (their
+        products, one title at a time). Merges change a few groups."""
+        if before.neighbours is None:
+            raise ValueError("a settling pass needs the pass before's pairs (merge=True)")
+        self.open_issues = opened
+        twins = _Twins(before.group_of, before.neighbours)
+        for i in range(self.vectors.shape[0]):
+            issue = self.issue_of[i]
+            if issue < 0 and self.taken[i]:
+                continue
+            was = int(before.group_of[i])
+            if issue >= 0:
+                target = self.by_issue.get(issue, -1)
+                same = twins.founded(was, i) if target < 0 else twins.twin[target] == was
+            else:
+                target = -1 if twins.founded(was, i) else twins.counterpart.get(was, -1)
+                same = not twins.suspect[i] and (target >= 0 or twins.founded(was, i))
+            if same:
+                if target < 0:
+                    target = self.new_group(issue)
+                    if issue >= 0:
+                        self.by_issue[issue] = target
+                self.add(i, target, before.placed_dot[i])
+            else:
+                self.place(i, *self._compared(i, compact, right))
+            twins.placed(self, i, was)
+
+    def _compared(
+        self, i: int, compact: sp.csr_matrix, right: sp.csr_matrix
+    ) -> tuple[set[int], Callable[[int], float]]:
+        """Title ``i``'s candidate groups and its summed similarity to each group, from its
+        products with the titles placed before it."""
+        row = (compact[i] @ right).tocsr()
+        earlier = row.indices < i
+        cols, values = row.indices[earlier], row.data[earlier]
+        groups = self.group_of[cols]
+        placed = groups >= 0
+        groups, values = groups[placed], values[placed]
+        sums = np.bincount(groups, weights=values, minlength=len(self.members)).tolist()
+        candidates = set(np.unique(groups[values >= CANDIDATE_SIMILARITY]).tolist())
+        return candidates, lambda g: sums[g] if g < len(sums) else 0.0
 
     def merge(self, min_size: int) -> bool:
         """Fold groups of one story found apart (``merge_groups``, at the titles' join
@@ -363,6 +433,84 @@ class _Pass:
         for members, chosen in zip(kept, representatives(self.vectors, kept), strict=True):
             assignment.groups.append(Group(members, chosen, leader=members[0]))
         return assignment
+
+
+class _Neighbours:
+    """The pairs of titles at least CANDIDATE_SIMILARITY similar, a pass's candidates, each
+    title's later ones as CSR ``indptr`` and ``indices`` (gathered step by step)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.pieces: list[tuple[np.ndarray, np.ndarray]] = []
+        self.indptr = np.zeros(n + 1, dtype=np.int64)
+        self.indices = np.empty(0, dtype=np.int32)
+
+    def add(self, products: sp.csr_matrix, first: int) -> None:
+        """The pairs of a step's products (rows ``first`` …) with an earlier title."""
+        row_of = np.repeat(np.arange(first, first + products.shape[0]), np.diff(products.indptr))
+        close = (products.data >= CANDIDATE_SIMILARITY) & (products.indices < row_of)
+        self.pieces.append(
+            (products.indices[close].astype(np.int32), row_of[close].astype(np.int32))
+        )
+
+    def finish(self) -> None:
+        if not self.pieces:
+            return
+        earlier = np.concatenate([p[0] for p in self.pieces])
+        later = np.concatenate([p[1] for p in self.pieces])
+        self.pieces = []
+        order = np.argsort(earlier, kind="stable")
+        counts = np.bincount(earlier, minlength=self.n)
+        self.indptr = np.concatenate(([0], np.cumsum(counts)))
+        self.indices = later[order]
+
+    def later(self, members: Sequence[int]) -> np.ndarray:
+        """The titles after them that ``members`` are candidates for."""
+        if not members:
+            return self.indices[:0]
+        return np.concatenate([self.indices[self.indptr[m] : self.indptr[m + 1]] for m in members])
+
+
+class _Twins:
+    """A settling pass's groups against those of the pass before (``was``: each title's group
+    then): the group each one equals so far (the same members; ``twin``, -1 once they differ),
+    the group of this pass equal to each one of before (``counterpart``), and the titles that
+    may be placed otherwise (``suspect``: a candidate group of theirs differs)."""
+
+    def __init__(self, was: np.ndarray, neighbours: _Neighbours) -> None:
+        self.neighbours = neighbours
+        placed = np.flatnonzero(was >= 0)
+        groups, first = np.unique(was[placed], return_index=True)
+        self.founder = dict(zip(groups.tolist(), placed[first].tolist(), strict=True))
+        self.twin: list[int] = []
+        self.counterpart: dict[int, int] = {}
+        self.suspect = np.zeros(len(was), dtype=bool)
+
+    def founded(self, was: int, i: int) -> bool:
+        """Whether title ``i`` started its group ``was`` in the pass before."""
+        return self.founder.get(was) == i
+
+    def placed(self, state: _Pass, i: int, was: int) -> None:
+        """After title ``i`` is placed: its group is still ``was``'s twin, or both differ."""
+        g = int(state.group_of[i])
+        if g == len(self.twin):  # a group of its own
+            self.twin.append(was if self.founded(was, i) else -1)
+            if self.twin[g] == was:
+                self.counterpart[was] = g
+                return
+        elif self.twin[g] == was:
+            return
+        neighbours = self.neighbours
+        if self.twin[g] >= 0:  # now unlike any group before: all its members' later titles
+            self.counterpart.pop(self.twin[g], None)
+            self.twin[g] = -1
+            self.suspect[neighbours.later(state.members[g])] = True
+        else:
+            self.suspect[neighbours.later([i])] = True
+        other = self.counterpart.pop(was, -1)
+        if other >= 0:  # before's group, without i from here on
+            self.twin[other] = -1
+            self.suspect[neighbours.later(state.members[other])] = True
 
 
 class _Dots:
