@@ -159,10 +159,19 @@ SAVED: dict[str, dict[str, list[list[str]]]] = {}
 REFERENCE: dict[str, dict[str, list[list[str]]]] = {}
 
 
+def ceiling(gold: Gold) -> float:
+    """The F1 of the gold stories themselves as the groups: what a method that found every
+    story scores when stories below the minimum size count as singles."""
+    stories: dict[Hashable, list[Hashable]] = defaultdict(list)
+    for item, story in gold.items():
+        stories[story].append(item)
+    return f1(gold, list(stories.values()))
+
+
 def line(label: str, gold: Gold, runs: dict[str, Groups]) -> None:
     """Each run's F1 with its interval; the last minus the first (paired); with a reference,
-    each method minus the reference's run of the same method (paired). Lines are saved and
-    matched by their label up to a parenthesis (the timings)."""
+    each method minus the reference's run of the same method (paired); the set's ``ceiling``.
+    Lines are saved and matched by their label up to a parenthesis (the timings)."""
     key = label.split(" (")[0]
     SAVED[key] = {
         name: [[repr(item) for item in g] for g in groups] for name, groups in runs.items()
@@ -185,6 +194,7 @@ def line(label: str, gold: Gold, runs: dict[str, Groups]) -> None:
         cells.append(
             f"{name} before {f1(gold, before):.3f}, Δ after−before [{low:+.3f}, {high:+.3f}]"
         )
+    cells.append(f"ceiling {ceiling(gold):.3f}")
     print(f"  {label:<30} " + " | ".join(cells), flush=True)
 
 
