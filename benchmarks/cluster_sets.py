@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.cluster_quality import DATA, gold_stories, load, one_run, policy_env, stream
-from benchmarks.headline_sets import GENERATORS
+from benchmarks.headline_sets import GENERATORS, HeadlineSet
 from newsdesk.clustering import DEFAULT_THRESHOLDS, find_groups
 from newsdesk_local.quality import score
 from newsdesk_local.replay import ReplayServices, StreamArticle, replay
@@ -254,10 +254,9 @@ def replayed(
 CADENCE = timedelta(minutes=30)
 
 
-def stream_replay(methods: dict[str, float]) -> None:
-    """ko-dev's stream, one day after another: each day's headlines spread over 06:00–22:00
-    KST in row order; the stored issues scored on the whole stream and on its held-out days
-    (an issue's members from the tuned day left out)."""
+def ko_dev_stream() -> tuple[list[dict[str, str]], list[StreamArticle]]:
+    """ko-dev's stream rows and, one day after another, their articles: each day's headlines
+    spread over 06:00–22:00 KST in row order."""
     rows = [
         r for part, members in ko_dev_parts().items() if part.startswith("stream") for r in members
     ]
@@ -272,6 +271,23 @@ def stream_replay(methods: dict[str, float]) -> None:
             StreamArticle(r["row"], r["title"], "정치", start + k * step)
             for k, r in enumerate(members)
         ]
+    return rows, articles
+
+
+def generated_stream(made: HeadlineSet) -> tuple[list[StreamArticle], Gold]:
+    """A generated set's titles as articles over its one day, in one category, and its gold."""
+    day = datetime(2026, 3, 1, tzinfo=UTC)
+    articles = [
+        StreamArticle(str(k), title, "generated", day + timedelta(seconds=at))
+        for k, (title, at) in enumerate(zip(made.titles, made.times, strict=True))
+    ]
+    return articles, {str(k): story for k, story in enumerate(made.stories)}
+
+
+def stream_replay(methods: dict[str, float]) -> None:
+    """ko-dev's stream (``ko_dev_stream``), the stored issues scored on the whole stream and on
+    its held-out days (an issue's members from the tuned day left out)."""
+    rows, articles = ko_dev_stream()
     gold: Gold = {r["row"]: r["story_fine"] for r in rows}
     print(f"\nko-dev stream replayed every {CADENCE} through `newsdesk cluster --at`")
     found = replayed("ko-dev stream", gold, articles, methods)
@@ -291,15 +307,10 @@ def uci_replay(methods: dict[str, float]) -> None:
 def generated_replay(methods: dict[str, float], sizes: Sequence[int]) -> None:
     """Each generated set over its one day, in one category."""
     print(f"\ngenerated, one category, replayed every {CADENCE} through `newsdesk cluster --at`")
-    day = datetime(2026, 3, 1, tzinfo=UTC)
     for make in GENERATORS.values():
         for n in sizes:
             made = make(n)
-            articles = [
-                StreamArticle(str(k), title, "generated", day + timedelta(seconds=at))
-                for k, (title, at) in enumerate(zip(made.titles, made.times, strict=True))
-            ]
-            gold: Gold = {str(k): story for k, story in enumerate(made.stories)}
+            articles, gold = generated_stream(made)
             replayed(made.name, gold, articles, methods)
 
 

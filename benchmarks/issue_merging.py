@@ -9,7 +9,7 @@ issue 15 measured for the centroid method (docs/clustering.md).
 The sets: the UCI sample, whose categories are split (a threshold is chosen on business and
 science/tech, ``b`` and ``t``, and read on entertainment and health, ``e`` and ``m``: the
 sample is the only English set); ko-dev's stream, one day after another; and the generated
-sets at 5,000 titles in one category.
+sets at 5,000 titles in one category (each built as cluster_sets.py replays it).
 
     .venv/bin/python -m benchmarks.issue_merging              # every set (about 3 minutes)
     .venv/bin/python -m benchmarks.issue_merging --sets uci
@@ -20,16 +20,14 @@ from __future__ import annotations
 import argparse
 import os
 import re
-from collections import defaultdict
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from benchmarks.cluster_quality import DATA, gold_stories, load, policy_env, stream
-from benchmarks.cluster_sets import CADENCE, MIN_SIZE, ko_dev_parts
+from benchmarks.cluster_sets import CADENCE, MIN_SIZE, Gold, generated_stream, ko_dev_stream
 from benchmarks.headline_sets import GENERATORS
 from newsdesk.cluster.centroid import NON_HANGUL_SHARE, WINDOW_SECONDS
 from newsdesk.cluster.headline import headline_vectors
@@ -47,8 +45,6 @@ RULES = {
 }
 GENERATED_SIZE = 5000
 
-Gold = dict[str, Hashable]
-
 
 @dataclass
 class Labelled:
@@ -59,8 +55,9 @@ class Labelled:
 
 def uci() -> Labelled:
     data = load(DATA, "TITLE", "CATEGORY", "TIMESTAMP", "STORY")
-    gold, articles = gold_stories(data), stream(data, True)
-    category = {a.key: a.category for a in articles}
+    gold: Gold = dict(gold_stories(data).items())
+    articles = stream(data, True)
+    category: dict[Hashable, str] = {a.key: a.category for a in articles}
 
     def part(categories: str) -> Gold:
         return {k: story for k, story in gold.items() if category[k] in categories}
@@ -70,38 +67,21 @@ def uci() -> Labelled:
     )
 
 
-def ko_dev_stream() -> Labelled:
-    """Each day's headlines spread over 06:00–22:00 KST in row order (as cluster_sets.py)."""
-    rows = [r for p, members in ko_dev_parts().items() if p.startswith("stream") for r in members]
-    by_day: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for r in rows:
-        by_day[r["digest_date"]].append(r)
-    articles = []
-    for day, members in sorted(by_day.items()):
-        start = datetime.fromisoformat(day).replace(tzinfo=UTC) - timedelta(hours=3)
-        step = timedelta(hours=16) / len(members)
-        articles += [
-            StreamArticle(r["row"], r["title"], "정치", start + k * step)
-            for k, r in enumerate(members)
-        ]
+def ko_dev() -> Labelled:
+    rows, articles = ko_dev_stream()
     return Labelled("ko-dev stream", articles, {"all": {r["row"]: r["story_fine"] for r in rows}})
 
 
 def generated() -> Iterator[Labelled]:
-    day = datetime(2026, 3, 1, tzinfo=UTC)
     for make in GENERATORS.values():
         made = make(GENERATED_SIZE)
-        articles = [
-            StreamArticle(str(k), title, "generated", day + timedelta(seconds=at))
-            for k, (title, at) in enumerate(zip(made.titles, made.times, strict=True))
-        ]
-        gold: Gold = {str(k): story for k, story in enumerate(made.stories)}
+        articles, gold = generated_stream(made)
         yield Labelled(made.name, articles, {"all": gold})
 
 
 SETS = {
     "uci": lambda: iter([uci()]),
-    "ko-dev": lambda: iter([ko_dev_stream()]),
+    "ko-dev": lambda: iter([ko_dev()]),
     "generated": generated,
 }
 
