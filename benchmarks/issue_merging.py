@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import scipy.sparse as sp
@@ -79,9 +79,9 @@ def generated() -> Iterator[Labelled]:
         yield Labelled(made.name, articles, {"all": gold})
 
 
-SETS = {
-    "uci": lambda: iter([uci()]),
-    "ko-dev": lambda: iter([ko_dev()]),
+SETS: dict[str, Callable[[], Iterable[Labelled]]] = {
+    "uci": lambda: [uci()],
+    "ko-dev": lambda: [ko_dev()],
     "generated": generated,
 }
 
