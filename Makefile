@@ -125,13 +125,24 @@ SAM_PYTHON ?= $(shell \
 # The SAM CLI: validate with lint, and build the layer and zip functions (the cluster image
 # needs Docker).
 SAM_VENV ?= .venv-sam
+SAM_BUILD_PYTHON ?= .venv-sam-python
 SAM_REQUIREMENT := aws-sam-cli>=1.120,<2
-SAM := SAM_CLI_TELEMETRY=0 PATH="$(dir $(SAM_PYTHON)):$$PATH" ../$(SAM_VENV)/bin/sam
+SAM := SAM_CLI_TELEMETRY=0 PATH="$(CURDIR)/$(SAM_BUILD_PYTHON)/bin:$$PATH" ../$(SAM_VENV)/bin/sam
 $(SAM_VENV)/.installed: $(BIN)/.installed
 	@test -n "$(SAM_PYTHON)" || { echo "sam build needs Python 3.12 (pyenv or python3.12)"; exit 2; }
 	$(call tool_venv,$(SAM_VENV),$(SAM_REQUIREMENT),$(SAM_PYTHON))
 
-infra-check: $(SAM_VENV)/.installed
+# The python3.12 sam build runs pip with (first on its PATH): SAM_PYTHON in a venv of its own,
+# with pip 24 or later. An older pip (pyenv's 3.12.1 has 23.2) does not match jusText's
+# lxml[html_clean] to the lock's lxml: it takes the newest lxml for the extra, which
+# --require-hashes then refuses, failing the extraction layer's build.
+$(SAM_BUILD_PYTHON)/.installed:
+	@test -n "$(SAM_PYTHON)" || { echo "sam build needs Python 3.12 (pyenv or python3.12)"; exit 2; }
+	$(SAM_PYTHON) -m venv --clear $(SAM_BUILD_PYTHON)
+	$(SAM_BUILD_PYTHON)/bin/python -m pip install --quiet --disable-pip-version-check 'pip>=24'
+	touch $@
+
+infra-check: $(SAM_VENV)/.installed $(SAM_BUILD_PYTHON)/.installed
 	cd infra && $(SAM) validate --config-env nodocker
 	cd infra && $(SAM) build --config-env nodocker
 
@@ -158,4 +169,4 @@ security: $(CHECKOV_VENV)/.installed $(BIN)/.installed
 	$(CHECKOV) --file build/template.transformed.json
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) build .cache .mypy_cache .ruff_cache .pytest_cache infra/.aws-sam
+	rm -rf $(VENV) $(SAM_VENV) $(SAM_BUILD_PYTHON) $(CHECKOV_VENV) build .cache .mypy_cache .ruff_cache .pytest_cache infra/.aws-sam
