@@ -2,6 +2,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from newsdesk.core.errors import SourcesError
 from newsdesk.core.sources import (
@@ -9,9 +10,11 @@ from newsdesk.core.sources import (
     group_by_outlet,
     load_sources,
     parse_sources,
+    read_yaml,
     wire_agencies,
 )
 from newsdesk_local.cli import main
+from tests.test_hostile_feeds import MB, peak_of
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "sources.md"
 
@@ -282,3 +285,127 @@ def test_cli_check_names_a_bad_user_agent_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith(f"newsdesk: {path}: entry 2: field 'user_agent': not one line")
     assert err.count("\n") == 1
+
+
+# --- hostile files (issue 39, point 6): a one-line error, in bounded time and memory -----------
+# pytest-timeout as a guard only: each takes milliseconds; before, some took minutes.
+BOUNDED = pytest.mark.timeout(20)
+
+
+def one_line_error(text: str) -> str:
+    with pytest.raises(SourcesError) as raised:
+        parse_sources(text, name="x.yaml")
+    message = str(raised.value)
+    assert "\n" not in message, message[:400]
+    assert len(message) < 400, message[:400]
+    return message
+
+
+def test_the_bundled_file_reads_as_pyyaml_reads_it():
+    # its anchors and aliases (terms repeated per outlet) stay: the bounded reader builds the
+    # same document as yaml.safe_load
+    text = (Path(__file__).resolve().parents[1] / "layers/common/newsdesk/sources.yaml").read_text(
+        encoding="utf-8"
+    )
+    assert read_yaml(text, "sources.yaml") == yaml.safe_load(text)
+    assert "*kona-terms" in text
+
+
+@BOUNDED
+def test_a_mapping_merged_into_thousands_of_entries_is_refused_in_bounded_memory():
+    """The attack: one mapping of 2,000 keys, merged (``<<: *m``) into 2,000 entries, a 40 kB
+    file. PyYAML builds every entry its own dict of the 2,000 pairs (4,000,000 pairs: seconds
+    and over 100 MB); merges nested level on level multiply the same way."""
+    text = "- &m {" + ", ".join(f"k{i}: v" for i in range(2000)) + "}\n" + "- {<<: *m}\n" * 2000
+    assert len(text) < 50_000
+    parse_sources(GOOD)  # imports first: the attack's own cost is next
+    message = ""
+
+    def attack() -> None:
+        nonlocal message
+        message = one_line_error(text)
+
+    assert peak_of(attack) < 8 * MB
+    assert message == "x.yaml: line 25: aliases and merge keys make more than 100,000 nodes"
+
+
+def alias_bomb(levels: int) -> str:
+    """``cited``'s one item a list of lists, each level nine aliases of the one below."""
+    lists = ["&l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lists += [f"&l{n} [{', '.join([f'*l{n - 1}'] * 9)}]" for n in range(1, levels)]
+    cited = f"[[{', '.join(lists)}]]"
+    return GOOD + f"- {{source: A, url: 'https://a.test/2', category: 경제, cited: {cited}}}\n"
+
+
+@BOUNDED
+@pytest.mark.parametrize(
+    ("levels", "message"),
+    [
+        # 9^10 "lol"s: printed in the error, 34 to 50 s to a MemoryError at about 1.55 GB;
+        # 9^7 (a 33 MB message) fails here sooner
+        (7, "x.yaml: line 2: aliases and merge keys make more than 100,000 nodes"),
+        # below the bound the value is built, and shown cut short
+        (4, "x.yaml: entry 2: field 'cited': [['lol', 'lol', 'lol', 'lol', ...], [[...], [...], "),
+    ],
+    ids=["past-the-bound", "below-it"],
+)
+def test_an_alias_bomb_in_cited_is_a_short_error(levels, message):
+    """The attack: the billion laughs as YAML aliases in a feed's ``cited``, whose bad item
+    the error message printed whole (``{item!r}``)."""
+    parse_sources(GOOD)
+    found = ""
+
+    def attack() -> None:
+        nonlocal found
+        found = one_line_error(alias_bomb(levels))
+
+    assert peak_of(attack) < 8 * MB
+    assert found.startswith(message)
+
+
+@BOUNDED
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("- " + "[" * 10_000 + "]" * 10_000 + "\n", "x.yaml: line 1: nested deeper than 32 levels"),
+        ("- " + "[" * 100_000 + "\n", "x.yaml: line 1: nested deeper than 32 levels"),
+        ("- " * 10_000 + "x\n", "x.yaml: line 1: nested deeper than 32 levels"),
+        ("- &a [*a]\n", "x.yaml: line 1: an alias inside the node it names"),
+        (
+            GOOD
+            + "- {source: A, url: 'https://a.test/2', category: 경제, extract_min_chars: 1"
+            + "0" * 5000
+            + "}\n",
+            "x.yaml: line 2: a number longer than 100 characters",
+        ),
+        ("- 2001-02-30\n", "x.yaml: not valid YAML: day is out of range for month"),
+        (
+            "- {source: A, url: [unclosed\n",
+            "x.yaml: not valid YAML at line 2: expected ',' or ']', but got '<stream end>' "
+            "(while parsing a flow sequence)",
+        ),
+    ],
+    ids=[
+        "flow-10000",
+        "flow-100000-unclosed",
+        "block-10000",
+        "recursive",
+        "long-int",
+        "date",
+        "unclosed",
+    ],
+)
+def test_yaml_nested_deep_or_odd_is_a_one_line_error(text, message):
+    """The attack: YAML nested 10,000 or 100,000 deep, where PyYAML's recursive composer
+    raised RecursionError (only yaml.YAMLError was caught); a node holding itself; numbers
+    and dates Python refuses to build (ValueError); and PyYAML's own message, several lines
+    with a copy of the file's line."""
+    assert one_line_error(text) == message
+
+
+def test_values_in_errors_are_cut_short():
+    """The attack: a 1 MB URL, echoed whole in its error line."""
+    text = f"- {{source: A, url: 'ftp://a.test/{'x' * 1_000_000}', category: 경제}}\n"
+    assert one_line_error(text).startswith(
+        "x.yaml: entry 1: field 'url': not an http(s) URL: 'ftp://a.test/xx"
+    )

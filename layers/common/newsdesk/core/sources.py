@@ -9,12 +9,16 @@ reuse of its RSS and articles, with its citation). An outlet's fields are set al
 one of its feeds (YAML anchors and aliases may repeat them).
 
 One outlet (``source``) has many feeds. A file is validated whole before anything is sent, and
-every error names the file, the entry (counted from 1) and the field.
+every error names the file, the entry (counted from 1) and the field, in one line, a value in it
+cut short. A hostile file is refused in bounded time and memory (issue 39): it is composed as a
+graph first, nested at most ``MAX_DEPTH`` deep, and built only if its aliases and merge keys
+(``<<``) expand to ``MAX_NODES`` nodes at most.
 """
 
 from __future__ import annotations
 
 import re
+import reprlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -35,6 +39,17 @@ OUTLET_FIELDS = ("extract", "extract_min_chars", "wire", "terms")
 BUNDLED = "sources.yaml"
 # a citation: the key of a source docs/sources.md lists, and the date the material carries
 _CITATION = re.compile(r"(?P<key>[A-Za-z0-9][A-Za-z0-9#._-]*) (?P<date>\d{4}-\d{2}-\d{2})")
+# What a file may make the reader build. The bundled file is 1,681 nodes, 4 deep, its aliases
+# expanded; an alias bomb or a mapping merged into thousands of entries passes MAX_NODES, and
+# PyYAML's composer, which recurses, stops long before Python's recursion limit.
+MAX_NODES = 100_000
+MAX_DEPTH = 32
+MAX_INT_CHARS = 100  # past this, int() is slow, then refused (4,300 digits)
+_INT_TAG = "tag:yaml.org,2002:int"
+# a value in an error message: a few of its items and characters, then cut at SHOWN
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxstring = 2, 4, 4, 60
+SHOWN = 100
 
 
 @dataclass(frozen=True)
@@ -74,12 +89,7 @@ def load_sources(path: Path | None = None) -> list[Feed]:
 
 
 def parse_sources(text: str, name: str = "sources.yaml") -> list[Feed]:
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise SourcesError(f"{name}: not valid YAML{where}: {e}") from e
+    document = read_yaml(text, name)
     if not isinstance(document, list) or not document:
         raise SourcesError(f"{name}: expected a non-empty list of {{source, url, category}}")
     feeds: list[Feed] = []
@@ -89,7 +99,7 @@ def parse_sources(text: str, name: str = "sources.yaml") -> list[Feed]:
         feed = _parse_entry(entry, name, number)
         if feed.url in first_entry_of:
             raise SourcesError(
-                f"{name}: entry {number}: field 'url': {feed.url} "
+                f"{name}: entry {number}: field 'url': {_shown(feed.url)} "
                 f"is already entry {first_entry_of[feed.url]}"
             )
         first_entry_of[feed.url] = number
@@ -98,11 +108,116 @@ def parse_sources(text: str, name: str = "sources.yaml") -> list[Feed]:
             mine, theirs = getattr(feed, outlet_field), getattr(earlier, outlet_field)
             if mine != theirs:
                 raise SourcesError(
-                    f"{name}: entry {number}: field {outlet_field!r}: {mine!r} differs "
-                    f"from entry {first}'s {theirs!r} (it is the outlet's)"
+                    f"{name}: entry {number}: field {outlet_field!r}: {_shown(mine)} "
+                    f"differs from entry {first}'s {_shown(theirs)} (it is the outlet's)"
                 )
         feeds.append(feed)
     return feeds
+
+
+class _RefusedError(Exception):
+    """A file the reader will not build: where, and why."""
+
+    def __init__(self, node_or_mark: yaml.Node | yaml.Mark, problem: str) -> None:
+        mark = node_or_mark.start_mark if isinstance(node_or_mark, yaml.Node) else node_or_mark
+        super().__init__(f"line {mark.line + 1}: {problem}")
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, whose composer stops at ``MAX_DEPTH`` levels."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        if self._depth >= MAX_DEPTH:
+            raise _RefusedError(self.get_mark(), f"nested deeper than {MAX_DEPTH} levels")
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def read_yaml(text: str, name: str) -> Any:
+    """The document ``yaml.safe_load`` reads from ``text``, or a one-line ``SourcesError``
+    within bounds: the graph composed, its expanded size checked, then built."""
+    loader = _BoundedLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node)
+        return loader.construct_document(node)
+    except _RefusedError as e:
+        raise SourcesError(f"{name}: {e}") from e
+    except yaml.YAMLError as e:
+        raise SourcesError(f"{name}: not valid YAML{_yaml_problem(e)}") from e
+    except ValueError as e:  # a date or number the grammar admits and Python will not build
+        raise SourcesError(f"{name}: not valid YAML: {_cut(str(e))}") from e
+    finally:
+        loader.dispose()
+
+
+def _yaml_problem(e: yaml.YAMLError) -> str:
+    """PyYAML's message in one line, without its copy of the file's line."""
+    if not isinstance(e, yaml.MarkedYAMLError) or e.problem is None:
+        return f": {_cut(str(e))}"
+    mark = e.problem_mark
+    where = f" at line {mark.line + 1}" if mark is not None else ""
+    context = f" ({e.context})" if e.context else ""
+    return f"{where}: {_cut(e.problem + context)}"
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Refuse a graph that holds itself, a number too long to read, or whose aliases and merge
+    keys expand past ``MAX_NODES`` (each node counted once wherever an alias repeats it); in
+    document order, so a node an alias names is counted before the alias (issue 39)."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # the ancestors of the node in hand
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, closing = stack.pop()
+        if closing:
+            open_nodes.discard(id(node))
+            sizes[id(node)] = _expanded_size(node, sizes)
+        elif id(node) in open_nodes:
+            raise _RefusedError(node, "an alias inside the node it names")
+        elif id(node) not in sizes:
+            if node.tag == _INT_TAG and len(node.value) > MAX_INT_CHARS:
+                raise _RefusedError(node, f"a number longer than {MAX_INT_CHARS} characters")
+            open_nodes.add(id(node))
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(_children(node)))
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
+    size = 1
+    for child in _children(node):
+        size += sizes[id(child)]
+        if size > MAX_NODES:
+            raise _RefusedError(child, f"aliases and merge keys make more than {MAX_NODES:,} nodes")
+    return size
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [child for pair in node.value for child in pair]
+    return []
+
+
+def _shown(value: object) -> str:
+    """``value``'s repr, cut short: its first items, and at most ``SHOWN`` characters."""
+    return _cut(_SHORT.repr(value), SHOWN)
+
+
+def _cut(text: str, limit: int = 200) -> str:
+    """``text`` in one line, cut short."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _parse_entry(entry: Any, name: str, number: int) -> Feed:
@@ -112,7 +227,7 @@ def _parse_entry(entry: Any, name: str, number: int) -> Feed:
     unknown = sorted(str(key) for key in entry if key not in FIELDS + OPTIONAL_FIELDS)
     if unknown:
         expected = ", ".join(FIELDS) + f" and optionally {', '.join(OPTIONAL_FIELDS)}"
-        raise SourcesError(f"{where}: field {unknown[0]!r}: unknown (expected {expected})")
+        raise SourcesError(f"{where}: field {_shown(unknown[0])}: unknown (expected {expected})")
     values: dict[str, str] = {}
     for required in FIELDS:
         value = entry.get(required)
@@ -121,7 +236,7 @@ def _parse_entry(entry: Any, name: str, number: int) -> Feed:
         values[required] = value.strip()
     parts = urlsplit(values["url"])
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise SourcesError(f"{where}: field 'url': not an http(s) URL: {values['url']!r}")
+        raise SourcesError(f"{where}: field 'url': not an http(s) URL: {_shown(values['url'])}")
     extract = entry.get("extract", True)
     if not isinstance(extract, bool):
         raise SourcesError(f"{where}: field 'extract': expected true or false")
@@ -162,7 +277,7 @@ def _cited(entry: dict[Any, Any], where: str) -> tuple[str, ...]:
         match = _CITATION.fullmatch(item.strip()) if isinstance(item, str) else None
         if match is None or not _is_date(match["date"]):
             raise SourcesError(
-                f"{where}: field 'cited': {item!r} is not 'KEY YYYY-MM-DD' "
+                f"{where}: field 'cited': {_shown(item)} is not 'KEY YYYY-MM-DD' "
                 "(a source of docs/sources.md and the material's date)"
             )
         cited.append(item.strip())
