@@ -21,7 +21,7 @@ import pytest
 
 from newsdesk.collect.collector import EntryFilter, store_entries
 from newsdesk.collect.decode import Decoded, decode_feed
-from newsdesk.collect.parse import parse_feed, without_unsafe_entities
+from newsdesk.collect.parse import as_feedparser_decodes, parse_feed, without_unsafe_entities
 from newsdesk.core.errors import FeedParseError
 from newsdesk.core.report import FeedReport
 from newsdesk.core.settings import Settings
@@ -177,10 +177,16 @@ def _read(content: bytes, headers: dict[str, str]) -> dict[str, Any]:
 
 
 def _as_newsdesk_reads(decoded: Decoded) -> dict[str, Any]:
-    """feedparser's reading of what decode_feed made, with the encoding newsdesk reports
-    (ParsedFeed.encoding): what decode_feed decided, else feedparser's. A UTF-16 body is UTF-8
-    by the time feedparser reads it."""
+    """feedparser's reading of what decode_feed made (a body it left to feedparser first
+    decoded as feedparser decodes it, parse_feed's as_feedparser_decodes), with the encoding
+    newsdesk reports (ParsedFeed.encoding): what decode_feed decided, else feedparser's. A
+    UTF-16 body is UTF-8 by the time feedparser reads it."""
+    noted = None
+    if not decoded.utf8:  # decoded as feedparser decodes it, what it noted kept (the log's)
+        decoded, noted = as_feedparser_decodes(decoded)
     result = _read(without_unsafe_entities(decoded.content), decoded.headers)
+    if noted is not None and not result.get("bozo"):
+        result = {**result, "bozo": True, "bozo_exception": noted}
     return {**result, "encoding": decoded.encoding} if decoded.encoding else result
 
 

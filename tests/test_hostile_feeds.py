@@ -5,6 +5,9 @@ counted failure, within bounded memory, and nothing outside the feed is read or 
 from __future__ import annotations
 
 import gzip
+import json
+import subprocess
+import sys
 import tracemalloc
 import zlib
 from collections.abc import Callable
@@ -95,6 +98,88 @@ def test_external_entities_read_no_file_and_request_nothing(
     assert report.status in (FEED_OK, FEED_FAILED)
     assert all("MARKER" not in str(row) for row in stored(database))
     assert feed_server.requests["/evil.dtd"] == 0
+
+
+# A plain entity used 96 times (expat's amplification limit is 100): 113,246,208 characters.
+BIG_ENTITY_FEED = (
+    " <!-- a comment first: feedparser removes a DOCTYPE that begins a line -->"
+    '<!DOCTYPE rss [<!ENTITY big "' + "A" * (1152 * 1024) + '">]>'
+    '<rss version="2.0"><channel><title>t</title><item><title>' + "&big;" * 96 + "</title>"
+    "<link>https://news.example/big</link></item></channel></rss>"
+)
+# Each encoding named by the header only: no byte order mark, no "<?xml" in it; UTF-7 writes
+# every "<" as "+ADw-", so "<!ENTITY" is nowhere in ASCII.
+BY_HEADER_ONLY = {
+    "cp037": lambda text: text.encode("cp037"),
+    "utf-16le": lambda text: text.encode("utf-16-le"),
+    "utf-16be": lambda text: text.encode("utf-16-be"),
+    "utf-7": lambda text: b"+ADw-".join(part.encode("utf-7") for part in text.split("<")),
+    "utf-32le": lambda text: text.encode("utf-32-le"),
+    "x-no-such-codec": lambda text: text.encode("utf-16-le"),  # an encoding Python does not know
+}
+PARSE_IN_A_CHILD = """
+import json, resource, sys
+from newsdesk.collect.parse import parse_feed
+from newsdesk.core.errors import FeedParseError
+body = open(sys.argv[1], "rb").read()
+parse_feed(b'<rss version="2.0"><channel><item><link>https://a.example/</link></item></channel></rss>')
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    titles, failure = [e.title for e in parse_feed(body, sys.argv[2]).entries], None
+except FeedParseError as e:
+    titles, failure = [], str(e)
+growth = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
+longest = max(map(len, titles), default=0)
+print(json.dumps({"growth": growth, "longest": longest, "failure": failure}))
+"""
+
+
+def parsed_in_a_child(body: bytes, content_type: str, tmp_path: Path) -> dict[str, Any]:
+    """What parse_feed made of ``body`` in a fresh process, and how much that process grew
+    (its peak resident memory, ru_maxrss, in bytes: what a Lambda's limit counts)."""
+    (tmp_path / "body").write_bytes(body)
+    child = subprocess.run(
+        [sys.executable, "-c", PARSE_IN_A_CHILD, str(tmp_path / "body"), content_type],
+        capture_output=True,
+        check=True,
+        text=True,
+        timeout=300,
+    )
+    result: dict[str, Any] = json.loads(child.stdout)
+    return result
+
+
+@pytest.mark.parametrize("charset", BY_HEADER_ONLY)
+def test_the_entity_budget_holds_whatever_the_declared_encoding(
+    charset, serve, collect_feed, database, tmp_path
+):
+    """Attack (issue 39, 1): a 1.2 MB plain entity used 96 times, in a feed whose encoding only
+    Content-Type names (EBCDIC, UTF-16, UTF-7 with "<" written "+ADw-", UTF-32, a charset Python
+    does not know): the entity budget scanned the raw bytes, where "<!ENTITY" is not spelled in
+    ASCII, so a title of 113 million characters grew a fresh process by over 400 MB."""
+    body = BY_HEADER_ONLY[charset](BIG_ENTITY_FEED)
+    assert len(body) <= 5 * MB  # within the worker's size cap
+    content_type = f"application/rss+xml; charset={charset}"
+    child = parsed_in_a_child(body, content_type, tmp_path)
+    assert child["growth"] < 100 * MB
+    assert child["longest"] < 1000
+    report = collect_feed(serve("/big.xml", body=body, content_type=content_type))
+    if report.status == FEED_FAILED:
+        assert report.failure_class
+        assert report.error
+    else:
+        assert report.status == FEED_OK
+        assert all(len(article["title"]) < 1000 for article in stored(database))
+
+
+@pytest.mark.parametrize("charset", [c for c in BY_HEADER_ONLY if c != "x-no-such-codec"])
+def test_a_feed_in_an_encoding_its_header_names_is_still_read(charset):
+    """The counterpart: the same encodings without the entity, read as feedparser reads them."""
+    title = "Le café d'été" if charset == "cp037" else "국회, 예산안 통과 café"
+    text = BIG_ENTITY_FEED.replace("&big;" * 96, title).replace("A" * (1152 * 1024), "x")
+    feed = parse_feed(BY_HEADER_ONLY[charset](text), f"application/rss+xml; charset={charset}")
+    assert [entry.title for entry in feed.entries] == [title]
+    assert feed.encoding == charset
 
 
 # --- transport attacks ---------------------------------------------------------------------
