@@ -4,6 +4,7 @@ bucket settings, its own database secret; and the private subnets refuse HTTP to
 addresses, so the fetching functions reach the internet only."""
 
 import ipaddress
+import re
 from typing import Any
 
 import pytest
@@ -225,7 +226,7 @@ OUT = [
     ("172.31.5.5", TCP, 443, False),  # other private ranges (a peered network)
     ("192.168.0.10", TCP, 80, False),
     ("10.40.11.9", TCP, 5432, True),  # the proxy
-    ("10.40.0.2", UDP, 53, True),  # the VPC's resolver
+    ("10.40.0.2", UDP, 53, True),  # the VPC's resolver, its base address + 2 (tested below)
     ("10.40.0.2", TCP, 53, True),
     ("203.0.113.10", TCP, 443, True),  # the internet (a documentation address)
     ("203.0.113.10", TCP, 80, True),
@@ -262,3 +263,90 @@ def test_the_vpc_has_no_interface_endpoint_the_acl_would_cut_off(template):
     # an interface endpoint answers on 443 inside the VPC: it would need an allow before the deny
     for endpoint in resources(template, "AWS::EC2::VPCEndpoint").values():
         assert endpoint["VpcEndpointType"] == "Gateway"
+
+
+# --- DNS: the VPC's resolver, not any server on the internet (issue 39, point 9) ---------------
+
+AMAZON_DNS = "169.254.169.253/32"  # the Route 53 Resolver's link-local address, in every VPC
+DNS_SERVER = "172.31.0.2"  # a given VPC's resolver (172.31.0.0/16: its base address + 2)
+
+
+def decided(value: Any, conditions: dict[str, bool], parameters: dict[str, str]) -> Any:
+    """``value`` with the template's conditions decided and its parameters put in: ``Fn::If``
+    takes its branch, ``AWS::NoValue`` leaves a list, ``Fn::Sub`` of parameters is their text."""
+    if isinstance(value, list):
+        items = [decided(v, conditions, parameters) for v in value]
+        return [v for v in items if v is not NO_VALUE]
+    if not isinstance(value, dict):
+        return value
+    if "Fn::If" in value:
+        name, yes, no = value["Fn::If"]
+        return decided(yes if conditions[name] else no, conditions, parameters)
+    if value == {"Ref": "AWS::NoValue"}:
+        return NO_VALUE
+    if "Fn::Sub" in value and isinstance(value["Fn::Sub"], str):
+        return re.sub(r"\$\{(\w+)\}", lambda m: parameters[m[1]], value["Fn::Sub"])
+    return {k: decided(v, conditions, parameters) for k, v in value.items()}
+
+
+NO_VALUE = object()
+
+
+def dns_destinations(template, vpc_id: str = "", dns_server: str = "") -> set[tuple[str, str]]:
+    """(protocol, CIDR) the functions' security group lets DNS (port 53) out to, for a VPC
+    the stack creates (no ``vpc_id``) or one it is given."""
+    parameters = {"VpcId": vpc_id, "VpcDnsServer": dns_server}
+    conditions = {
+        name: decided_condition(template, name, parameters) for name in template["Conditions"]
+    }
+    group = template["Resources"]["FunctionSecurityGroup"]["Properties"]
+    rules = decided(group["SecurityGroupEgress"], conditions, parameters)
+    return {
+        (rule["IpProtocol"], rule["CidrIp"])
+        for rule in rules
+        if int(rule["FromPort"]) <= 53 <= int(rule["ToPort"])
+    }
+
+
+def decided_condition(template, name: str, parameters: dict[str, str]) -> bool:
+    """A condition of ``Fn::Equals``, ``Fn::Not``, ``Fn::Or`` and ``Condition`` decided."""
+    condition = template["Conditions"][name]
+
+    def value(term: Any) -> Any:
+        if isinstance(term, dict) and "Ref" in term:
+            return parameters.get(term["Ref"], f"<{term['Ref']}>")
+        if isinstance(term, dict) and "Condition" in term:
+            return decided_condition(template, term["Condition"], parameters)
+        if isinstance(term, dict):
+            (function, arguments), *_ = term.items()
+            given = [value(a) for a in arguments]
+            if function == "Fn::Equals":
+                return given[0] == given[1]
+            if function == "Fn::Not":
+                return not given[0]
+            if function == "Fn::Or":
+                return any(given)
+            if function == "Fn::And":
+                return all(given)
+            raise AssertionError(f"{name}: {function} is not decided here")
+        return term
+
+    return bool(value(condition))
+
+
+def test_the_functions_may_query_only_the_vpcs_dns_resolver(template):
+    """The attack: a function (or code it runs) sending DNS queries to any server on the
+    internet, a channel out past the HTTP rules (the security group allowed UDP 53 to
+    0.0.0.0/0; the ACL drops the answers, not the queries). DNS goes only to the VPC's Route
+    53 Resolver: at the VPC's base address + 2 and at 169.254.169.253."""
+    vpc_cidr = template["Resources"]["Vpc"]["Properties"]["CidrBlock"]
+    resolver = f"{ipaddress.ip_network(vpc_cidr)[2]}/32"
+    assert resolver == "10.40.0.2/32"
+    both = {"udp", "tcp"}
+    # a VPC the stack creates: its resolver at its base address + 2
+    assert dns_destinations(template) == {(p, c) for p in both for c in (resolver, AMAZON_DNS)}
+    # a given VPC: the server VpcDnsServer names (the template cannot read the VPC's range)
+    given = dns_destinations(template, vpc_id="vpc-0abc", dns_server=DNS_SERVER)
+    assert given == {(p, c) for p in both for c in (f"{DNS_SERVER}/32", AMAZON_DNS)}
+    # and without it, the Amazon DNS server's address that every VPC has
+    assert dns_destinations(template, vpc_id="vpc-0abc") == {(p, AMAZON_DNS) for p in both}
