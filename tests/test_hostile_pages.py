@@ -15,8 +15,10 @@ import threading
 import tracemalloc
 import zlib
 from collections.abc import Callable
+from dataclasses import replace
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
+from xml.sax.saxutils import escape
 
 import pytest
 
@@ -25,6 +27,7 @@ from newsdesk.core.errors import FetchError, FetchTimeoutError, ResponseTooLarge
 from newsdesk.core.fetched import FetchResult
 from newsdesk.extract.text import TEXT_DEPTH_BUDGET, decode_html, extract_text
 from newsdesk_local.feedserver import FeedServer
+from tests.conftest import EXTRACT_ON, article_page, extract_all, invoke, worker_event
 
 # its tests start servers or processes of their own (tests/conftest.py)
 pytestmark = pytest.mark.integration
@@ -33,6 +36,7 @@ pytestmark = pytest.mark.integration
 T = TypeVar("T")
 MB = 1024 * 1024
 PAGE_MAX_BYTES = 2_000_000  # the extractor's cap for a page (issue 14)
+ROBOTS_READ = 500 * 1024  # what Google reads of a robots.txt, and ignores the rest
 HTML = "text/html; charset=utf-8"
 POLICY = FetchPolicy(
     timeout_seconds=10,
@@ -176,6 +180,16 @@ def test_a_page_without_a_content_length_is_cut_at_the_cap_while_streaming(chunk
         message, peak, _ = peak_of(lambda: too_large(server.url))
     assert message == f"body is over FETCH_MAX_BYTES ({PAGE_MAX_BYTES} bytes)"
     assert server.sent > PAGE_MAX_BYTES
+    assert peak < 8 * MB
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["close-delimited", "chunked"])
+def test_a_fetch_that_cuts_at_its_cap_stops_reading_an_endless_body(chunked):
+    # robots.txt's fetch (cut_at_cap): an endless body gives its first bytes, not a failure
+    policy = replace(POLICY, max_bytes=ROBOTS_READ, cut_at_cap=True)
+    with EndlessServer(chunked) as server:
+        size, peak, _ = peak_of(lambda: len(fetch(server.url, policy).content))
+    assert size == ROBOTS_READ
     assert peak < 8 * MB
 
 
@@ -408,3 +422,58 @@ def test_a_server_that_never_answers_ends_at_the_fetch_deadline(serve):
     url = serve("/hang.html", mode="hang")
     with pytest.raises(FetchTimeoutError):
         fetched(url, FetchPolicy(0.5, PAGE_MAX_BYTES, "newsdesk-test", True))
+
+
+# --- robots.txt ----------------------------------------------------------------------------
+
+
+def comment_lines(size: int) -> str:
+    """``size`` bytes of robots.txt comments, a hundred to a line."""
+    lines, rest = divmod(size, 100)
+    return ("#" + "-" * 98 + "\n") * lines + ("#" * (rest - 1) + "\n" if rest else "")
+
+
+def padded_robots() -> bytes:
+    """A 1.1 MB robots.txt: /view/ disallowed behind 300 KB of comments, a rule that the
+    500 KiB cut halves ("Disallow: /s|tory/"), and everything disallowed past it."""
+    head = "User-agent: *\n" + comment_lines(300_000) + "Disallow: /view/\n"
+    halved = "Disallow: /story/\n"
+    text = head + comment_lines(ROBOTS_READ - 12 - len(head)) + halved
+    text += comment_lines(1_100_000 - len(text)) + "Disallow: /\n"
+    assert text.index(halved) + len("Disallow: /s") == ROBOTS_READ
+    return text.encode()
+
+
+def feed_of(links: list[tuple[str, str]]) -> bytes:
+    items = "".join(
+        f"<item><title>{escape(t)}</title><link>{escape(u)}</link></item>" for t, u in links
+    )
+    return (
+        '<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>t</title>'
+        f"<link>http://127.0.0.1/</link>{items}</channel></rss>"
+    ).encode()
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+def test_a_robots_txt_over_500_kib_is_read_to_500_kib_not_refused(
+    aws_env: Any, database: Any, feed_server: FeedServer, serve: Any, chunked: bool
+):
+    """Attack (issue 39, 5): a 1.1 MB robots.txt (its Content-Length over the 512 KB cap, or
+    chunked past it) was refused whole: robots_unreachable for every page of its host, counted
+    by the host's breaker, never extracted. Google reads the first 500 KiB and ignores the
+    rest; the rules in it apply (one behind 300 KB of comments too), none past it, and a line
+    the cut halves is no rule."""
+    robots = padded_robots()
+    serve("/robots.txt", body=robots, content_type="text/plain", chunked=chunked)
+    story = serve("/story/1", body=article_page("국회 예산안 통과"), content_type="text/html")
+    view = serve("/view/2", body=article_page("여야 협상 결렬"), content_type="text/html")
+    feed = serve("/f.xml", body=feed_of([("국회 예산안 통과", story), ("여야 협상 결렬", view)]))
+    invoke("worker", worker_event([(feed, "정치")], ignore_schedule=True), **EXTRACT_ON)
+    reports = {report["url"]: report for report in extract_all(aws_env)}
+    assert reports[story]["status"] == "extract_ok"
+    assert (reports[view]["status"], reports[view]["reason"]) == (
+        "extract_error",
+        "robots_disallowed",
+    )
+    assert feed_server.requests["/view/2"] == 0
+    assert feed_server.requests["/robots.txt"] == 1

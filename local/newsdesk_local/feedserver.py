@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 
+CHUNK_BYTES = 64 * 1024  # a chunked route's chunks
+
 
 @dataclass(frozen=True)
 class Route:
@@ -29,6 +31,7 @@ class Route:
     etag: str | None = None  # sent, and a matching If-None-Match is answered with 304
     before: Callable[[], None] | None = None
     delay: float = 0.0
+    chunked: bool = False  # the body in HTTP/1.1 chunks, no Content-Length but one in headers
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -132,7 +135,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(route.status)
         if route.content_type is not None:
             self.send_header("Content-Type", route.content_type)
-        if not any(name.lower() == "content-length" for name, _ in route.headers):
+        if route.chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        elif not any(name.lower() == "content-length" for name, _ in route.headers):
             self.send_header("Content-Length", str(len(route.body)))
         for name, value in route.headers:
             self.send_header(name, value)
@@ -142,8 +147,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, route: Route) -> None:
         self._head(route)
-        self.wfile.write(route.body)
-        self._sent(len(route.body))
+        if not route.chunked:
+            self.wfile.write(route.body)
+            self._sent(len(route.body))
+            return
+        for start in range(0, len(route.body), CHUNK_BYTES):
+            chunk = route.body[start : start + CHUNK_BYTES]
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self._sent(len(chunk))
+        self.wfile.write(b"0\r\n\r\n")
 
     def _trickle(self, route: Route) -> None:
         self.close_connection = True

@@ -84,6 +84,9 @@ class FetchPolicy:
     # the From header (OPERATOR_CONTACT, when an e-mail address): sent with every request,
     # a feed's own User-Agent's too, so that one names the operator as well
     from_address: str | None = None
+    # a body over max_bytes is cut there, its Content-Length not consulted, and the rest left
+    # unread (robots.txt, of which Google reads 500 KiB), rather than refused
+    cut_at_cap: bool = False
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FetchPolicy:
@@ -342,7 +345,7 @@ def _result(
     if status != 304 and not 200 <= status < 300 and not hop:
         raise HTTPStatusError(status, response.url, response.headers.get("Retry-After", ""))
     empty = status == 304 or hop
-    content = b"" if empty else _read_body(response, policy.max_bytes, watch)
+    content = b"" if empty else _read_body(response, policy, watch)
     return FetchResult(
         url=response.url,
         status=status,
@@ -384,9 +387,10 @@ def _follow(
     raise AssertionError("unreachable")  # the loop returns or raises
 
 
-def _read_body(response: requests.Response, max_bytes: int, watch: _Watch) -> bytes:
+def _read_body(response: requests.Response, policy: FetchPolicy, watch: _Watch) -> bytes:
+    max_bytes = policy.max_bytes
     declared = response.headers.get("Content-Length", "")
-    if declared.isdigit() and int(declared) > max_bytes:
+    if not policy.cut_at_cap and declared.isdigit() and int(declared) > max_bytes:
         raise ResponseTooLargeError(
             f"Content-Length {declared} is over FETCH_MAX_BYTES ({max_bytes} bytes)"
         )
@@ -394,6 +398,9 @@ def _read_body(response: requests.Response, max_bytes: int, watch: _Watch) -> by
     # iter_content decodes gzip, so the cap holds for the expanded size too.
     for chunk in response.iter_content(chunk_size=CHUNK_BYTES):
         body += chunk
+        if len(body) >= max_bytes and policy.cut_at_cap:
+            del body[max_bytes:]
+            break  # the rest unread: closing the response drops the connection
         if len(body) > max_bytes:
             raise ResponseTooLargeError(f"body is over FETCH_MAX_BYTES ({max_bytes} bytes)")
     if watch.expired:

@@ -77,8 +77,11 @@ DEFERRED = "deferred"  # not fetched now: its host's breaker is open
 REPEATED = "repeated"  # a message delivered again, or superseded by a newer revision
 UNSTORABLE = "unstorable"  # an extract_error: PostgreSQL refused what the page gave
 CANONICAL_TOO_LONG = "too_long"  # a canonical ignored: over a key's bound (core.bounds)
-ROBOTS_MAX_BYTES = 512 * 1024  # as Google reads at most
-ROBOTS_KEPT_BYTES = 256 * 1024  # what the host's item keeps (DynamoDB's items hold 400 KB)
+# what is read of a robots.txt, the rest ignored, as Google reads it (issue 39: a larger one was
+# refused whole, and its host's pages waited on robots_unreachable for good)
+ROBOTS_MAX_BYTES = 500 * 1024
+# what the host's item keeps of its rules (DynamoDB's items hold 400 KB)
+ROBOTS_KEPT_BYTES = 256 * 1024
 # a robots.txt Crawl-delay is honoured up to this: a batch of the template's BatchSize (5)
 # at it, each page at the 10 s fetch bound, fits the extractor's 300 s
 MAX_CRAWL_DELAY = 30.0
@@ -308,7 +311,7 @@ class PageExtractor:
     def _read_robots(self, host: HostState, url: str) -> None:
         robots_url = _robots_url(url)
         self._pace(host, None)
-        policy = replace(self._policy.fetch, max_bytes=ROBOTS_MAX_BYTES)
+        policy = replace(self._policy.fetch, max_bytes=ROBOTS_MAX_BYTES, cut_at_cap=True)
         try:
             fetched = fetch(robots_url, policy)
         except HTTPStatusError as e:
@@ -323,9 +326,7 @@ class PageExtractor:
             host.robots_txt = None
         else:
             host.robots_status = ROBOTS_OK
-            # cut by bytes (DynamoDB counts them), at a character's boundary
-            kept = fetched.content.decode("utf-8", errors="replace").encode()[:ROBOTS_KEPT_BYTES]
-            host.robots_txt = kept.decode("utf-8", errors="ignore")
+            host.robots_txt = robots_rules(fetched.content)
         finally:
             host.requested(self._clock())
         host.robots_fetched_at = self._clock()
@@ -622,6 +623,22 @@ def _next_hop(url: str, location: str) -> str:
     if scheme not in ("http", "https"):
         raise FetchError("redirected to a URL that is not http or https", kind=REDIRECT_NOT_HTTP)
     return target
+
+
+def robots_rules(content: bytes) -> str:
+    """What the host's record keeps of a robots.txt: the lines protego reads, without the
+    comments, blank lines and surrounding whitespace it skips, so that padding does not push
+    rules past ROBOTS_KEPT_BYTES (then cut at a line's end: DynamoDB counts bytes). A body cut
+    at ROBOTS_MAX_BYTES loses its last line, which the cut may have halved ("Disallow: /s" of
+    "Disallow: /story/" would shut out more than the file does)."""
+    if len(content) >= ROBOTS_MAX_BYTES:
+        content = content[: max(content.rfind(b"\n"), content.rfind(b"\r")) + 1]
+    lines = content.decode("utf-8", errors="replace").splitlines()
+    rules = "\n".join(kept for line in lines if (kept := line.partition("#")[0].strip()))
+    encoded = rules.encode()
+    if len(encoded) <= ROBOTS_KEPT_BYTES:
+        return rules
+    return encoded[: max(encoded.rfind(b"\n", 0, ROBOTS_KEPT_BYTES + 1), 0)].decode()
 
 
 def _robots_url(url: str) -> str:
