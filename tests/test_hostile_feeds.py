@@ -17,13 +17,16 @@ from typing import Any
 
 import pytest
 
+from newsdesk.aws.state_table import StateTable
 from newsdesk.collect import fetch as fetch_module
 from newsdesk.collect.fetch import FetchPolicy, fetch
 from newsdesk.collect.parse import parse_feed, without_unsafe_entities
 from newsdesk.core.errors import ResponseTooLargeError
 from newsdesk.core.report import FEED_FAILED, FEED_OK
+from newsdesk.core.times import parse_time
 from newsdesk.storage.database import Database
 from newsdesk_local.feedserver import FeedServer, Route
+from tests.conftest import invoke, worker_event
 
 # its tests start servers or processes of their own (tests/conftest.py)
 pytestmark = pytest.mark.integration
@@ -356,3 +359,34 @@ def test_entity_declarations_hidden_behind_a_comment_are_dropped_too():
     assert b'<!ENTITY l0 "ha">' in defused
     assert b"<!ENTITY l1" not in defused
     assert len("".join(e.title for e in parse_feed(body).entries)) < 1000
+
+
+# --- a feed's <ttl> (issue 39, point 3) --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ttl", "wait"),
+    [
+        ("\xb2", timedelta(minutes=30)),  # "²": str.isdigit() takes it, int() refuses it
+        ("1" * 20, timedelta(days=7)),  # minutes past what a timedelta holds: the cap
+        ("9" * 400, timedelta(days=7)),  # float() reads it as infinity: the cap
+        ("\u0663\u0660\u0660", timedelta(minutes=30)),  # Arabic-Indic "300": no RSS number
+        (" 60 ", timedelta(hours=1)),  # honoured, minutes
+        ("1440", timedelta(days=1)),
+    ],
+)
+def test_a_ttl_of_any_digits_is_capped_or_ignored_never_the_outlets_failure(
+    aws_env, database, serve, ttl, wait
+):
+    """The attack: a feed whose ``<ttl>`` is "²", 20 digits or 400 digits: the number is
+    minutes of ASCII digits (RSS 2.0), the floor it sets is capped at the schedule's 7 days, a
+    bad one is ignored, and none of them fails the outlet's record."""
+    body = rss(f"<ttl>{ttl}</ttl>{item()}")
+    url = serve("/ttl.xml", body=body)
+    event = worker_event([(url, "정치")])
+    response = invoke("worker", event)
+    assert response["batchItemFailures"] == []
+    assert response["outlets"][0]["feeds"][0]["status"] == FEED_OK
+    _, feeds = StateTable(aws_env.client("dynamodb"), "newsdesk-state").outlet("연합뉴스")
+    at = parse_time(json.loads(event["Records"][0]["body"])["scheduled_at"])
+    assert feeds[url].next_check_at == at + wait

@@ -20,6 +20,7 @@ import tomllib
 import tracemalloc
 import zlib
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ from newsdesk.collect.fetch import (
 from newsdesk.core.errors import BlockedAddressError, FetchTimeoutError, ResponseTooLargeError
 from newsdesk.core.hosts import ROBOTS_MISSING, HostState
 from newsdesk.core.settings import LOCAL_CONTACT, user_agent_for
-from newsdesk.core.times import utc_now
+from newsdesk.core.times import parse_time, utc_now
 from newsdesk_local.feedserver import Route
 from tests.conftest import EXTRACT_ON, article_page, extract_all, invoke, worker_event
 from tests.test_extraction import rss
@@ -394,3 +395,67 @@ def test_the_worker_and_extractor_log_no_query_strings(aws_env, database, serve,
 
 if sys.platform != "linux":  # the full listener queue drops SYNs as Linux does
     pytestmark = [pytest.mark.integration, pytest.mark.skip("Linux's listen queue behaviour")]
+
+
+# --- numbers a server sends (issue 39, point 3) ------------------------------------------------
+
+ROUND_SECONDS, DAY, WEEK = 1800, 24 * 3600, 7 * 24 * 3600
+
+
+def next_check(aws_env: Any, event: dict[str, Any], url: str) -> timedelta:
+    """How long after the message's ``scheduled_at`` the worker scheduled ``url`` again."""
+    _, feeds = StateTable(aws_env.client("dynamodb"), "newsdesk-state").outlet("연합뉴스")
+    at = parse_time(json.loads(event["Records"][0]["body"])["scheduled_at"])
+    due = feeds[url].next_check_at
+    assert due is not None
+    return due - at
+
+
+@pytest.mark.parametrize(
+    ("retry_after", "wait"),
+    [
+        ("\xb2", ROUND_SECONDS),  # "²": str.isdigit() takes it, int() refuses it: ignored
+        ("1" * 20, WEEK),  # past what a timedelta holds: the cap
+        ("9" * 400, WEEK),  # float() reads it as infinity: the cap
+        ("120", ROUND_SECONDS),  # honoured, under the back-off's first step
+        ("86400", DAY),  # honoured
+        ("Fri, 31 Dec 9999 23:59:59 GMT", WEEK),  # a date as far as one goes: the cap
+    ],
+)
+def test_a_retry_after_of_any_digits_is_the_feeds_failure_never_the_outlets(
+    aws_env, database, serve, retry_after, wait
+):
+    """The attack: a 503 whose ``Retry-After`` is "²" (byte 0xB2), 20 digits or 400 digits
+    failed the worker's whole record, every delivery; it is read as RFC 9110 defines it (ASCII
+    digits, or a date), capped at the schedule's 7 days, and a bad one is ignored."""
+    url = serve("/busy.xml", status=503, body=b"", headers=(("Retry-After", retry_after),))
+    event = worker_event([(url, "정치")])
+    response = invoke("worker", event)
+    assert response["batchItemFailures"] == []
+    (feed,) = response["outlets"][0]["feeds"]
+    assert (feed["status"], feed["failure_class"]) == ("failed", "http_5xx")
+    assert len(feed["error"]) < 60
+    assert next_check(aws_env, event, url) == timedelta(seconds=wait)
+
+
+@pytest.mark.parametrize(
+    ("cache_control", "wait"),
+    [
+        ("max-age=" + "9" * 400, WEEK),  # float() reads it as infinity: the cap
+        ("max-age=" + "1" * 20, WEEK),
+        ("max-age=\xb2", ROUND_SECONDS),  # not delta-seconds: ignored
+        ("max-age=86400", DAY),  # honoured
+    ],
+)
+def test_a_max_age_of_any_digits_is_capped_never_the_outlets_failure(
+    aws_env, database, serve, cache_control, wait
+):
+    """The attack: a feed answering ``Cache-Control: max-age`` of 400 digits failed the
+    worker's whole record, every delivery; max-age is delta-seconds (RFC 9111 1.2.2, ASCII
+    digits), capped at the schedule's 7 days."""
+    url = serve("/p.xml", "good.xml", headers=(("Cache-Control", cache_control),))
+    event = worker_event([(url, "정치")])
+    response = invoke("worker", event)
+    assert response["batchItemFailures"] == []
+    assert response["outlets"][0]["feeds"][0]["status"] == "ok"
+    assert next_check(aws_env, event, url) == timedelta(seconds=wait)

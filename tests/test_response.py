@@ -1,4 +1,4 @@
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -10,6 +10,8 @@ from newsdesk.collect.response import (
     ttl_seconds,
     validators,
 )
+from newsdesk.core.schedule import MAX_FLOOR, SchedulePolicy
+from newsdesk.core.times import delta_seconds
 
 NOW = datetime(2026, 12, 1, 0, 0, tzinfo=UTC)
 
@@ -58,6 +60,9 @@ def test_body_hash_is_stable():
         ("soon", None),
         ("", None),
         ("-5", None),
+        ("\xb2", None),  # "²": str.isdigit() takes it, int() refuses it
+        ("1" * 400, float(2**31)),  # past 2^31: 2^31 (RFC 9111 1.2.2)
+        ("Sat, 01 Jan 10000 00:00:00 GMT", None),  # no year Python holds
     ],
 )
 def test_retry_after_both_forms(value, expected):
@@ -74,6 +79,9 @@ def test_retry_after_both_forms(value, expected):
         ("no-cache, max-age=600", None),
         ("no-store", None),
         ("", None),
+        ("max-age=\u0663\u0660\u0660", None),  # Arabic-Indic digits: no delta-seconds
+        ("max-age=60s", None),
+        ("max-age=" + "9" * 400, float(2**31)),
     ],
 )
 def test_cache_control_max_age(value, expected):
@@ -81,7 +89,55 @@ def test_cache_control_max_age(value, expected):
 
 
 @pytest.mark.parametrize(
-    ("ttl", "expected"), [("30", 1800.0), (" 60 ", 3600.0), ("x", None), (None, None), ("", None)]
+    ("ttl", "expected"),
+    [
+        ("30", 1800.0),
+        (" 60 ", 3600.0),
+        ("x", None),
+        (None, None),
+        ("", None),
+        ("\xb2", None),
+        ("1.5", None),
+        ("9" * 400, 2**31 * 60.0),
+    ],
 )
 def test_rss_ttl_is_minutes(ttl, expected):
     assert ttl_seconds(ttl) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("0", 0),
+        ("120", 120),
+        ("007", 7),
+        (" 42 ", 42),
+        (str(2**31), 2**31),
+        (str(2**31 + 1), 2**31),
+        ("1" * 20, 2**31),
+        ("0" * 30 + "5", 5),
+        ("\xb2", None),
+        ("\u0663", None),
+        ("+5", None),
+        ("-5", None),
+        ("1e3", None),
+        ("1_000", None),
+        ("", None),
+    ],
+)
+def test_delta_seconds_are_ascii_digits_at_most_two_to_the_31(value, expected):
+    assert delta_seconds(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("floor", "expected"),
+    [
+        (0.0, timedelta(minutes=30)),
+        (86_400.0, timedelta(days=1)),
+        (float(2**31) * 60, MAX_FLOOR),
+        (float("inf"), MAX_FLOOR),
+    ],
+)
+def test_a_servers_floor_is_capped_at_seven_days(floor, expected):
+    assert SchedulePolicy().interval(0, floor) == expected
+    assert timedelta(days=7) == MAX_FLOOR  # docs/operating.md and docs/extraction.md say so

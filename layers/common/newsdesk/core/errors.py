@@ -27,6 +27,8 @@ NewsdeskError
 
 from __future__ import annotations
 
+from newsdesk.core.times import delta_seconds
+
 
 class NewsdeskError(Exception):
     """Base of every error newsdesk raises on purpose."""
@@ -89,8 +91,9 @@ class HTTPStatusError(FetchError):
 
     def __init__(self, status: int, url: str, retry_after: str = "") -> None:
         retry = retry_after.strip()
-        if retry.isdigit():
-            retry = f" (retry after {retry} s)"
+        seconds = delta_seconds(retry)
+        if seconds is not None:
+            retry = f" (retry after {seconds} s)"
         elif retry and len(retry) <= 40 and retry.isprintable():  # an HTTP date, as sent
             retry = f" (retry after {retry})"
         else:

@@ -21,6 +21,10 @@ from newsdesk.core.settings import CollectSettings
 ROUND = timedelta(seconds=CollectSettings.collect_period_seconds)
 SILENT_AFTER = timedelta(hours=CollectSettings.outlet_silent_hours)
 
+# The longest a server's Retry-After, Cache-Control max-age or RSS <ttl> defers a feed, as a
+# page's Retry-After is held (docs/extraction.md): past it, the value is read as this.
+MAX_FLOOR = timedelta(days=7)
+
 STATUS_OK = "ok"
 STATUS_NOT_MODIFIED = "not_modified"
 STATUS_FAILED = "failed"
@@ -29,14 +33,17 @@ STATUS_FAILED = "failed"
 @dataclass(frozen=True)
 class SchedulePolicy:
     """How often feeds are checked: every ``period`` while they publish, doubling toward
-    ``max_interval`` while they do not; failures back off the same way (never disabled)."""
+    ``max_interval`` while they do not; failures back off the same way (never disabled). A
+    server's floor (Retry-After, max-age, ttl) may defer a check further, up to ``max_floor``."""
 
     period: timedelta = ROUND
     max_interval: timedelta = timedelta(hours=6)
+    max_floor: timedelta = MAX_FLOOR
 
     def interval(self, streak: int, floor_seconds: float = 0.0) -> timedelta:
         doubled = self.period * int(2 ** min(streak, 16))
-        return max(min(doubled, self.max_interval), timedelta(seconds=floor_seconds))
+        floor = timedelta(seconds=min(floor_seconds, self.max_floor.total_seconds()))
+        return max(min(doubled, self.max_interval), floor)
 
 
 @dataclass

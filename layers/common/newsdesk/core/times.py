@@ -1,7 +1,8 @@
 """Times as newsdesk writes them everywhere (messages, state items, raw metadata, JSON): ISO
 8601 in UTC with a ``Z``, to the second. A bare time read back is taken as UTC. Terminal
 output, for a person, is in a zone of their choosing (``local_time``), which is also the zone
-the command line reads its time options in (``newsdesk_local.commands.arguments.read_time``)."""
+the command line reads its time options in (``newsdesk_local.commands.arguments.read_time``).
+A server's numbers of seconds are read here too, by their grammar (``delta_seconds``)."""
 
 from __future__ import annotations
 
@@ -59,3 +60,21 @@ def local_time(value: datetime | str, zone: tzinfo = UTC) -> str:
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+# RFC 9111 1.2.2: a delta-seconds value greater than the greatest integer a cache can represent
+# is taken as 2^31, so the arithmetic after it cannot overflow.
+DELTA_SECONDS_MAX = 2**31
+
+
+def delta_seconds(value: str) -> int | None:
+    """A number of seconds (or, for RSS's ``<ttl>``, minutes) as RFC 9111 1.2.2 writes it,
+    ``1*DIGIT`` of ASCII digits, around whitespace: at most DELTA_SECONDS_MAX; None for
+    anything else (``str.isdigit`` takes "²" and "٣", which are no such digits)."""
+    digits = value.strip()
+    if not digits or not digits.isascii() or not digits.isdigit():
+        return None
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > len(str(DELTA_SECONDS_MAX)):  # int() of 400 digits is not needed
+        return DELTA_SECONDS_MAX
+    return min(int(digits), DELTA_SECONDS_MAX)
