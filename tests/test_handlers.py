@@ -58,6 +58,7 @@ def test_fanout_sends_one_message_per_outlet(aws_env, tmp_path):
         "outlets_skipped_open": 0,
         "outlets_silent": 0,
         "outlets_cooling": [],
+        "refused": None,
     }
     messages = receive_all(aws_env.client("sqs"), aws_env.queue_url("OutletQueue"))
     parsed = sorted(

@@ -16,9 +16,12 @@ import jsonschema
 import pytest
 
 from newsdesk.aws.issue_bus import IssueBus
+from newsdesk.aws.state_table import StateTable
 from newsdesk.cluster import events as events_module
 from newsdesk.cluster.events import relay_events
+from newsdesk.core.breaker import BREAKER_CLOSED
 from newsdesk.core.errors import MessageError
+from newsdesk.core.times import ahead_of_clock, format_time
 from newsdesk.storage.issue_events import (
     CREATED,
     MAX_REFUSALS,
@@ -29,8 +32,9 @@ from newsdesk.storage.issue_events import (
 )
 from newsdesk_local.aws_limits import PUT_EVENTS_MAX_BYTES, enforce_limits, entry_size, refused
 from newsdesk_local.cli import main
-from tests.conftest import container, load_event
+from tests.conftest import container, invoke, load_event, worker_event
 from tests.test_cluster_job import NOW, STORIES, store
+from tests.test_failure_messages import LogLines
 from tests.test_hostile_store import incompressible
 
 SCHEMA = json.loads(
@@ -351,3 +355,99 @@ def test_events_published_before_a_failed_call_are_not_sent_again(database, bus)
     # AND the next run publishes the five: every event reaches the consumer once
     assert relay_events(store, issue_bus, NOW) == (5, 0)
     assert receive() == sorted(f"issue:{n}:v1" for n in range(1, 16))
+
+
+# --- a round or an outlet message dated ahead of the clock (issue 39, point 2) ----------------
+
+
+def future_message(url: str, ahead: timedelta) -> dict[str, Any]:
+    """events/worker.json with ``url`` its outlet's one feed, scheduled ``ahead`` of now."""
+    event = worker_event([(url, "정치")])
+    body = json.loads(event["Records"][0]["body"])
+    body["scheduled_at"] = format_time(datetime.now(UTC) + ahead)
+    event["Records"][0]["body"] = json.dumps(body, ensure_ascii=False)
+    return event
+
+
+def test_an_outlet_message_from_the_future_is_refused_and_silences_nothing(
+    aws_env, database, serve, feed_server, capsys
+):
+    """The attack: an outlet message dated 30 days ahead (written to the queue by hand, or by a
+    fan-out whose clock is wrong), its feed failing. Processed, it scheduled the feed
+    ``not_due`` for 30 days, opened the outlet's breaker until then plus a cool-down and set a
+    future ``last_success_at``; it is refused instead: not fetched, nothing written, not a
+    failed record (it would come back), counted and logged with the reason."""
+    # GIVEN an outlet whose feed answers 503 and a message for it dated 30 days ahead
+    url = serve("/p.xml", status=503, body=b"")
+    event = future_message(url, timedelta(days=30))
+    lines = LogLines(capsys)
+    lines.start()
+    try:
+        # WHEN the worker receives it
+        response = invoke("worker", event)
+        logged = lines.read()
+    finally:
+        lines.stop()
+    # THEN it is refused: no request, no record of the feed or the outlet, not failed
+    assert feed_server.requests["/p.xml"] == 0
+    assert response["batchItemFailures"] == []
+    assert response["outlets"] == []
+    assert response["refused"] == [
+        {"message_id": event["Records"][0]["messageId"], "reason": "ahead_of_clock"}
+    ]
+    outlet, feeds = StateTable(aws_env.client("dynamodb"), "newsdesk-state").outlet("연합뉴스")
+    assert (feeds, outlet.breaker.state) == ({}, BREAKER_CLOSED)
+    # AND counted and logged with the reason
+    (refusal,) = [line for line in logged if line.get("message") == "message refused"]
+    assert (refusal["reason"], refusal["outlet"]) == ("ahead_of_clock", "연합뉴스")
+    assert refusal["ahead_seconds"] > 29 * 24 * 3600
+    (emf,) = [line for line in logged if "_aws" in line]
+    assert (emf["MessagesRefused"], emf["MessagesFailed"]) == ([1], [0])
+    # AND the next round, dated now, asks the feed
+    serve("/p.xml", "good.xml")
+    assert invoke("worker", worker_event([(url, "정치")]))["outlets"][0]["new"] == 3
+    assert feed_server.requests["/p.xml"] == 1
+
+
+def test_a_fan_out_invoked_with_a_future_time_sends_nothing(aws_env, tmp_path, capsys):
+    """The attack: a fan-out invoked with a ``time`` 30 days ahead (by hand, or a scheduler
+    whose clock is wrong) sent every outlet a message from the future; it is refused, counted
+    and logged with the reason, and the schedule's event is not failed (it would come back)."""
+    sources = tmp_path / "sources.yaml"
+    sources.write_text('- {source: A, url: "https://a.test/1.xml", category: 정치}\n', "utf-8")
+    at = datetime.now(UTC) + timedelta(days=30)
+    lines = LogLines(capsys)
+    lines.start()
+    try:
+        result = invoke(
+            "fanout", load_event("fanout") | {"time": format_time(at)}, SOURCES_PATH=str(sources)
+        )
+        logged = lines.read()
+    finally:
+        lines.stop()
+    queue = aws_env.queue_url("OutletQueue")
+    assert aws_env.client("sqs").receive_message(QueueUrl=queue).get("Messages", []) == []
+    assert (result["messages_sent"], result["refused"]) == (0, "ahead_of_clock")
+    (refusal,) = [line for line in logged if line.get("message") == "round refused"]
+    assert refusal["reason"] == "ahead_of_clock"
+    (emf,) = [line for line in logged if "_aws" in line]
+    assert (emf["RoundsRefused"], emf["MessagesSent"]) == ([1], [0])
+
+
+T0 = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("ahead", "refused"),
+    [
+        (timedelta(0), False),
+        (timedelta(minutes=5), False),  # MAX_CLOCK_SKEW: a clock a little fast is no attack
+        (timedelta(minutes=5, seconds=1), True),
+        (timedelta(days=30), True),
+        (-timedelta(days=1), False),  # late: the stale rule's, not this one's
+    ],
+)
+def test_a_time_more_than_the_allowed_skew_ahead_is_refused(ahead, refused):
+    """The attack: a time a little or a lot ahead of the clock; only the skew two clocks may
+    honestly have is let through."""
+    assert (ahead_of_clock(T0 + ahead, T0) is not None) is refused

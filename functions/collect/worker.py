@@ -1,14 +1,16 @@
 """Collect worker: an SQS batch of outlet messages in, partial batch failures out.
 
 A failed feed is part of a successful record; a PostgreSQL or DynamoDB fault fails the record
-so that SQS delivers it again. The response also carries each outlet's report, which the
-event source mapping ignores and `sam local invoke` and `newsdesk collect` show.
+so that SQS delivers it again. A message refused (another version, a time ahead of the clock)
+is counted and logged, not failed: SQS would only deliver it again. The response also carries
+each outlet's report and the refusals, which the event source mapping ignores and `sam local
+invoke` and `newsdesk collect` show.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -23,8 +25,8 @@ from newsdesk.aws.metrics import add_outlet_metrics
 from newsdesk.aws.raw import RawStore
 from newsdesk.aws.state_table import StateTable
 from newsdesk.collect.collector import CollectPolicy, OutletCollector
-from newsdesk.core.errors import NewsdeskError
-from newsdesk.core.messages import OutletMessage
+from newsdesk.core.errors import MessageRefusedError, NewsdeskError
+from newsdesk.core.messages import OutletMessage, Refusal
 from newsdesk.core.settings import Settings
 from newsdesk.core.times import utc_now
 from newsdesk.outbox.articles import relay
@@ -82,22 +84,37 @@ def handle(event: dict[str, Any], context: LambdaContext, worker: Worker) -> dic
     record_handler = functools.partial(collect_record, collector=worker.collector)
     with processor(records=event["Records"], handler=record_handler, lambda_context=context):
         outcomes = processor.process()
-    reports = [result for status, result, _ in outcomes if status == "success"]
+    results = [result for status, result, _ in outcomes if status == "success"]
+    refused = [asdict(result) for result in results if isinstance(result, Refusal)]
+    reports = [result for result in results if not isinstance(result, Refusal)]
     response = processor.response()
     metrics.add_metric("MessagesReceived", MetricUnit.Count, len(event["Records"]))
     metrics.add_metric("MessagesFailed", MetricUnit.Count, len(response["batchItemFailures"]))
+    metrics.add_metric("MessagesRefused", MetricUnit.Count, len(refused))
     relayed = 0
     if worker.outbox is not None:  # the articles stored are queued for extraction
         relayed = relay(*worker.outbox, utc_now())
         metrics.add_metric("OutboxRelayed", MetricUnit.Count, relayed)
-    return {**response, "outlets": reports, "relayed": relayed}
+    return {**response, "outlets": reports, "refused": refused, "relayed": relayed}
 
 
-def collect_record(record: SQSRecord, collector: OutletCollector) -> dict[str, Any]:
+def collect_record(record: SQSRecord, collector: OutletCollector) -> dict[str, Any] | Refusal:
+    logger.remove_keys(["outlet"])  # the batch's record before named its own
     try:
         message = OutletMessage.from_json(record.body)
         logger.append_keys(outlet=message.outlet.name)
         report = collector.collect(message)
+    except MessageRefusedError as e:
+        logger.warning(
+            "message refused",
+            extra={
+                "message_id": record.message_id,
+                "reason": e.reason,
+                "error": str(e),
+                **e.fields,
+            },
+        )
+        return Refusal(record.message_id, e.reason)
     except NewsdeskError:
         logger.exception(
             "record failed; SQS will deliver it again", extra={"message_id": record.message_id}

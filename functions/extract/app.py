@@ -1,17 +1,19 @@
 """Extractor: an SQS batch of article messages (FIFO, grouped by host) in, partial batch
 failures out. A page that fails is an outcome, recorded; a PostgreSQL, DynamoDB, S3 or SQS
 fault fails the record, and with it the rest of its host's messages in the batch (FIFO order
-within a group), so that SQS delivers them again. Each invocation ends by relaying the
-outbox's due rows (pages that wait for a retry or for a host's breaker) and, once an hour per
-container, removing texts older than ARTICLE_TEXT_RETENTION_DAYS. The response also carries
-each article's report, which the event source mapping ignores and `sam local invoke` and
-`newsdesk collect` show.
+within a group), so that SQS delivers them again; a message of a version the contract does
+not name is refused (counted and logged, not failed: the outbox sends its row again). Each
+invocation ends by relaying the outbox's due rows (pages that wait for a retry or for a host's
+breaker) and, once an hour per container, removing texts older than
+ARTICLE_TEXT_RETENTION_DAYS. The response also carries each article's report and the
+refusals, which the event source mapping ignores and `sam local invoke` and `newsdesk collect`
+show.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +28,8 @@ from newsdesk.aws.clients import dynamodb_client, s3_client, sqs_client
 from newsdesk.aws.metrics import add_article_metrics
 from newsdesk.aws.raw import RawStore
 from newsdesk.aws.state_table import StateTable
-from newsdesk.core.errors import MessageError, NewsdeskError, SettingsError
-from newsdesk.core.messages import ArticleMessage
+from newsdesk.core.errors import MessageError, MessageRefusedError, NewsdeskError, SettingsError
+from newsdesk.core.messages import ArticleMessage, Refusal
 from newsdesk.core.settings import Settings
 from newsdesk.core.sources import load_sources, wire_agencies
 from newsdesk.core.times import utc_now
@@ -104,11 +106,13 @@ def handle(event: dict[str, Any], context: LambdaContext, extractor: Extractor) 
                 continue  # nothing of ours to put back
             extractor.store.defer(message.article_id, message.revision, utc_now())
         metrics.add_metric("ArticleMessagesPutBack", MetricUnit.Count, len(event["Records"]))
-        return {"batchItemFailures": [], "articles": [], "relayed": 0}
+        return {"batchItemFailures": [], "articles": [], "refused": [], "relayed": 0}
     record_handler = functools.partial(extract_record, extractor=extractor)
     with processor(records=event["Records"], handler=record_handler, lambda_context=context):
         outcomes = processor.process()
-    reports = [result for status, result, _ in outcomes if status == "success"]
+    results = [result for status, result, _ in outcomes if status == "success"]
+    refused = [asdict(result) for result in results if isinstance(result, Refusal)]
+    reports = [result for result in results if not isinstance(result, Refusal)]
     response = processor.response()
     now = utc_now()
     relayed = relay(extractor.store, extractor.queue, now)
@@ -117,15 +121,28 @@ def handle(event: dict[str, Any], context: LambdaContext, extractor: Extractor) 
     metrics.add_metric(
         "ArticleMessagesFailed", MetricUnit.Count, len(response["batchItemFailures"])
     )
+    metrics.add_metric("ArticleMessagesRefused", MetricUnit.Count, len(refused))
     metrics.add_metric("OutboxRelayed", MetricUnit.Count, relayed)
-    return {**response, "articles": reports, "relayed": relayed}
+    return {**response, "articles": reports, "refused": refused, "relayed": relayed}
 
 
-def extract_record(record: SQSRecord, extractor: Extractor) -> dict[str, Any]:
+def extract_record(record: SQSRecord, extractor: Extractor) -> dict[str, Any] | Refusal:
+    logger.remove_keys(["article_id", "host"])  # the batch's record before named its own
     try:
         message = ArticleMessage.from_json(record.body)
         logger.append_keys(article_id=message.article_id, host=message.host)
         report = extractor.pages.extract(message)
+    except MessageRefusedError as e:
+        logger.warning(
+            "message refused",
+            extra={
+                "message_id": record.message_id,
+                "reason": e.reason,
+                "error": str(e),
+                **e.fields,
+            },
+        )
+        return Refusal(record.message_id, e.reason)
     except NewsdeskError:
         logger.exception(
             "record failed; SQS will deliver it again", extra={"message_id": record.message_id}

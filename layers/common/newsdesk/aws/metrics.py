@@ -151,6 +151,13 @@ DESCRIBED = {
     "MessagesFailed": "outlet messages failed by a database or DynamoDB fault: SQS delivers "
     "them again",
     "MessagesStale": "outlet messages older than MESSAGE_MAX_AGE_SECONDS, dropped",
+    "MessagesRefused": "outlet messages refused, not processed nor failed: of a version the "
+    "contract does not name, or scheduled more than MAX_CLOCK_SKEW (5 min) ahead of the clock "
+    "(each a `message refused` line with its `reason`)",
+    "RoundsRefused": "rounds whose time was more than MAX_CLOCK_SKEW (5 min) ahead of the clock: "
+    "nothing sent (a `round refused` line)",
+    "ArticleMessagesRefused": "article messages of a version the contract does not name: "
+    "refused, not processed nor failed (the outbox sends the row again)",
     "FeedsSkippedOpenBreaker": "feeds of an outlet whose breaker was open",
     "FeedsSkippedByBreaker": "feeds skipped after the outlet's breaker opened in this message",
     "OutletBreakerTrips": "outlets whose breaker opened in this message",

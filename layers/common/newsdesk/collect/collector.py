@@ -30,9 +30,15 @@ from newsdesk.collect.response import (
 from newsdesk.collect.urls import canonical_url
 from newsdesk.core.breaker import BREAKER_HALF_OPEN, BREAKER_OPEN, BreakerPolicy
 from newsdesk.core.entry import Entry
-from newsdesk.core.errors import FeedError, FeedReadError, HTTPStatusError, NewsdeskError
+from newsdesk.core.errors import (
+    FeedError,
+    FeedReadError,
+    HTTPStatusError,
+    MessageRefusedError,
+    NewsdeskError,
+)
 from newsdesk.core.fetched import FetchResult
-from newsdesk.core.messages import OutletMessage
+from newsdesk.core.messages import REFUSED_AHEAD, OutletMessage
 from newsdesk.core.report import (
     FEED_FAILED,
     FEED_NOT_DUE,
@@ -44,7 +50,7 @@ from newsdesk.core.report import (
 from newsdesk.core.schedule import FeedState, OutletState, SchedulePolicy
 from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Feed
-from newsdesk.core.times import format_time, utc_now
+from newsdesk.core.times import MAX_CLOCK_SKEW, ahead_of_clock, format_time, utc_now
 from newsdesk.storage.articles import Article, ArticleStore, Outbox
 
 logger = Logger(child=True)
@@ -146,7 +152,18 @@ class OutletCollector:
         self._sleep = sleep
 
     def collect(self, message: OutletMessage) -> OutletReport:
-        """The outlet's due feeds in order. Raises InfrastructureError (the record fails)."""
+        """The outlet's due feeds in order. Raises InfrastructureError (the record fails), or
+        MessageRefusedError for a message dated ahead of the clock: read, it would schedule its
+        feeds, and open its outlet's breaker, until then (nothing of it is read or written)."""
+        ahead = ahead_of_clock(message.scheduled_at, self._clock())
+        if ahead is not None:
+            raise MessageRefusedError(
+                f"scheduled {format_time(message.scheduled_at)}, ahead of the clock by more "
+                f"than {int(MAX_CLOCK_SKEW.total_seconds())} s",
+                REFUSED_AHEAD,
+                scheduled_at=format_time(message.scheduled_at),
+                ahead_seconds=int(ahead.total_seconds()),
+            )
         report = OutletReport(message.outlet.name)
         if self._is_stale(message):
             report.stale = True

@@ -4,7 +4,9 @@ retries the run).
 
 Before sending, it reads every outlet's records: those whose breaker is open are skipped, and
 those silent (no successful feed for OUTLET_SILENT_HOURS, ``core.schedule.silence``) are
-counted (metric ``SilentOutlets``) and named, one log line each, as are the skipped ones."""
+counted (metric ``SilentOutlets``) and named, one log line each, as are the skipped ones.
+A round whose time is more than MAX_CLOCK_SKEW ahead of the clock is refused whole (issue 39):
+its messages would keep every feed from being due, and open breakers, until that time."""
 
 from __future__ import annotations
 
@@ -19,10 +21,10 @@ from aws_lambda_powertools import Logger
 from newsdesk.aws.outlet_queue import OutletQueue
 from newsdesk.aws.state_table import OutletRecords, StateTable
 from newsdesk.core.breaker import BREAKER_OPEN
-from newsdesk.core.messages import OutletMessage
+from newsdesk.core.messages import REFUSED_AHEAD, OutletMessage
 from newsdesk.core.schedule import Silence, SilencePolicy, open_breakers, silence
 from newsdesk.core.sources import Feed, Outlet, group_by_outlet
-from newsdesk.core.times import format_time
+from newsdesk.core.times import ahead_of_clock, format_time, utc_now
 
 logger = Logger(child=True)
 
@@ -39,6 +41,7 @@ class FanOutResult:
     # the outlets skipped, each {"source", "open_until" (…Z), "trips"}: a round's report
     # lists them as cooling down
     outlets_cooling: tuple[dict[str, Any], ...] = ()
+    refused: str | None = None  # why nothing was sent: REFUSED_AHEAD (a time ahead of the clock)
 
     def as_dict(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "outlets_cooling": list(self.outlets_cooling)}
@@ -51,6 +54,7 @@ class FanOutResult:
             "MessagesSent": self.messages_sent,
             "OutletsSkippedOpenBreaker": self.outlets_skipped_open,
             "SilentOutlets": self.outlets_silent,
+            "RoundsRefused": int(self.refused is not None),
         }
 
 
@@ -61,10 +65,14 @@ def fan_out_round(
     states: StateTable,
     ignore_schedule: bool = False,
     silence_policy: SilencePolicy | None = None,
+    now: datetime | None = None,
 ) -> FanOutResult:
     """A round: a message for every outlet but those whose breaker is open at
     ``scheduled_at`` (they cool down; the worker would skip them anyway), and the outlets
-    silent at ``scheduled_at`` counted and logged."""
+    silent at ``scheduled_at`` counted and logged; nothing, and the refusal logged, when
+    ``scheduled_at`` is more than MAX_CLOCK_SKEW ahead of ``now`` (by default the clock's)."""
+    if is_ahead_of_clock(scheduled_at, now or utc_now()):
+        return FanOutResult(0, 0, 0, 0, 0, refused=REFUSED_AHEAD)
     outlets = group_by_outlet(feeds)
     records = states.every_outlet([outlet.name for outlet in outlets])
     skip = open_breakers({name: outlet for name, (outlet, _) in records.items()}, scheduled_at)
@@ -87,6 +95,23 @@ def fan_out_round(
         outlets_silent=len(silent),
     )
     return dataclasses.replace(result, outlets_cooling=tuple(cooling))
+
+
+def is_ahead_of_clock(scheduled_at: datetime, now: datetime) -> bool:
+    """Whether the round's time is more than MAX_CLOCK_SKEW ahead of ``now`` (logged so)."""
+    ahead = ahead_of_clock(scheduled_at, now)
+    if ahead is None:
+        return False
+    logger.warning(
+        "round refused",
+        extra={
+            "reason": REFUSED_AHEAD,
+            "scheduled_at": format_time(scheduled_at),
+            "now": format_time(now),
+            "ahead_seconds": int(ahead.total_seconds()),
+        },
+    )
+    return True
 
 
 def silent_outlets(

@@ -23,6 +23,8 @@ NewsdeskError
 │   └── QueueError         the article queue refused a send (the outbox keeps the rows)
 └── MessageError           an SQS message body that is not an outlet (or article) message (goes
                            to the DLQ)
+    └── MessageRefusedError    a message of a version the contract does not name, or dated
+                               ahead of the clock: refused, counted and deleted, never retried
 """
 
 from __future__ import annotations
@@ -146,6 +148,18 @@ class QueueError(InfrastructureError):
 
 class MessageError(NewsdeskError):
     pass
+
+
+class MessageRefusedError(MessageError):
+    """A message read but refused (issue 39): its version is not one the contract names, or
+    its time is ahead of the clock. Never processed, and not a failed record either (SQS
+    would deliver it again, to be refused again): the handler counts and logs it with
+    ``reason`` (a word) and ``fields`` (what the log line adds)."""
+
+    def __init__(self, message: str, reason: str, **fields: object) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.fields = fields
 
 
 class EventBusError(InfrastructureError):

@@ -1,4 +1,8 @@
-"""The SQS message the fan-out sends for one outlet and the worker reads."""
+"""The SQS messages: the one the fan-out sends for one outlet and the worker reads, the
+article queue's and the cluster queue's. Each carries ``"version"``, a key every release
+wrote: a message without it is not one of them (a failed record, as any missing key), one of
+a version the contract does not name is refused (``MessageRefusedError``: counted, logged,
+deleted), never read as the version known here."""
 
 from __future__ import annotations
 
@@ -8,11 +12,49 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from newsdesk.core.errors import MessageError
+from newsdesk.core.errors import MessageError, MessageRefusedError
 from newsdesk.core.sources import Feed, Outlet
 from newsdesk.core.times import format_time, parse_time
 
 VERSION = 1
+
+# Why a message was refused (MessageRefusedError.reason), as its log line and the handler's
+# answer name it.
+REFUSED_VERSION = "unknown_version"  # a version the contract does not name
+REFUSED_AHEAD = "ahead_of_clock"  # a time more than MAX_CLOCK_SKEW ahead of the clock
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A record refused: deleted, not failed (SQS would deliver it again, to be refused
+    again); in the handler's answer."""
+
+    message_id: str
+    reason: str
+
+
+def _versioned(body: str, kind: str, version: int) -> dict[str, Any]:
+    """``body``'s JSON object, of ``version``: a MessageError when it is none (or has no
+    ``version``), a MessageRefusedError when its version is another (``"1"``, ``true`` and
+    ``1.0`` are not the integer 1)."""
+    try:
+        data: Any = json.loads(body)
+    except ValueError as e:
+        raise MessageError(f"not {kind}: {type(e).__name__}: {e}") from e
+    if not isinstance(data, dict):
+        raise MessageError(f"not {kind}: not a JSON object")
+    if "version" not in data:
+        raise MessageError(f"not {kind}: no 'version'")
+    found = data["version"]
+    if type(found) is not int or found != version:
+        shown = json.dumps(found)[:20]
+        raise MessageRefusedError(
+            f"{kind.removeprefix('an ')} of version {shown} refused: only version {version} "
+            "is read",
+            REFUSED_VERSION,
+            version=shown,
+        )
+    return data
 
 
 @dataclass(frozen=True)
@@ -35,8 +77,8 @@ class OutletMessage:
 
     @classmethod
     def from_json(cls, body: str) -> OutletMessage:
+        data = _versioned(body, "an outlet message", VERSION)
         try:
-            data: Any = json.loads(body)
             source = data["source"]
             feeds = tuple(_feed(source, f) for f in data["feeds"])
             scheduled_at = parse_time(data["scheduled_at"])
@@ -107,8 +149,8 @@ class ArticleMessage:
 
     @classmethod
     def from_json(cls, body: str) -> ArticleMessage:
+        data = _versioned(body, "an article message", ARTICLE_VERSION)
         try:
-            data: Any = json.loads(body)
             article_id, revision, url = data["article_id"], data["revision"], data["url"]
             send = int(data.get("send", 0))
         except (ValueError, KeyError, TypeError) as e:

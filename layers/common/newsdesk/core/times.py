@@ -2,12 +2,13 @@
 8601 in UTC with a ``Z``, to the second. A bare time read back is taken as UTC. Terminal
 output, for a person, is in a zone of their choosing (``local_time``), which is also the zone
 the command line reads its time options in (``newsdesk_local.commands.arguments.read_time``).
-A server's numbers of seconds are read here too, by their grammar (``delta_seconds``)."""
+Times and numbers of seconds read from outside are checked here: a message's time against the
+clock (``ahead_of_clock``), a server's delta-seconds by their grammar (``delta_seconds``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 
 
 def parse_time(value: str) -> datetime:
@@ -60,6 +61,19 @@ def local_time(value: datetime | str, zone: tzinfo = UTC) -> str:
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+# How far ahead of a function's clock a round's or a message's time may be (issue 39): far
+# more than clocks NTP keeps ever differ (milliseconds). A time past it is a clock gone wrong or
+# a message written by hand, and is refused: its feeds would not be due, nor its outlet's
+# breaker closed, until then.
+MAX_CLOCK_SKEW = timedelta(minutes=5)
+
+
+def ahead_of_clock(at: datetime, now: datetime) -> timedelta | None:
+    """How far ``at`` is ahead of ``now`` when that is more than MAX_CLOCK_SKEW, else None."""
+    ahead = at - now
+    return ahead if ahead > MAX_CLOCK_SKEW else None
 
 
 # RFC 9111 1.2.2: a delta-seconds value greater than the greatest integer a cache can represent
