@@ -6,6 +6,7 @@ the summary handling is fed megabytes directly. benchmarks/hostile_text.py measu
 from __future__ import annotations
 
 import codecs
+import json
 
 import pytest
 
@@ -210,3 +211,99 @@ def test_a_feed_with_a_megabyte_summary_of_lt_is_read_whole():
     body = rss(item(extra=f"<description><![CDATA[{summary}]]></description>"))
     (entry,) = parse_feed(body).entries
     assert entry.summary == summary.strip()
+
+
+# --- text that rewrites an operator's terminal (issue 39, point 7) -----------------------------
+
+
+def atom(title: str, link: str) -> bytes:
+    return (
+        '<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom">'
+        f'<title>hostile</title><entry><title>{title}</title><link href="{link}"/>'
+        "<id>tag:news.example,2026:1</id><updated>2026-12-01T00:00:00Z</updated></entry></feed>"
+    ).encode()
+
+
+@pytest.mark.parametrize("kind", ["rss", "atom"])
+def test_links_lose_tab_and_newlines_and_text_its_c0_and_c1_controls(
+    kind, serve, collect_feed, database
+):
+    """The attack: a link whose character references put CR, LF and a tab in it, stored as
+    ``origin_url`` (and sent in events) and printed raw by ``newsdesk articles``, where it
+    forges a line; a title with U+009D and a summary with U+0090 (C1 controls, from references
+    XML allows), which reached the stored text and a terminal that acts on them."""
+    link = "https://news.example/a/1&#13;&#10;?forged=1&#9;x"
+    title = "속보&#157; 국회 예산안 통과"
+    if kind == "rss":
+        extra = "<description>요약&#144; 끝</description>"
+        body = rss(item(title, link, extra) + item("이웃 기사", "https://news.example/a/2"))
+    else:
+        body = atom(title, link)
+    report = collect_feed(serve(f"/controls.{kind}", body=body))
+    assert report.status == FEED_OK
+    first = stored(database)[0]
+    # URLs lose ASCII tab and newline, wherever they are (the URL standard's basic parser)
+    assert first["origin_url"] == "https://news.example/a/1?forged=1x"
+    # stored text loses C0 and C1 controls
+    assert first["title"] == "속보 국회 예산안 통과"
+    if kind == "rss":
+        assert first["summary"] == "요약 끝"
+
+
+def test_articles_prints_controls_and_bidi_overrides_escaped_on_one_line(
+    serve, collect_feed, database, postgres_url, data_dir, capsys
+):
+    """The attack: a title with a right-to-left override (U+202E, text storage keeps) and a
+    link stored before links lost their CR and LF, with an escape sequence: ``newsdesk
+    articles`` printed them raw, the override reordering the line, the CR and LF forging the
+    next, the escape clearing the screen."""
+    from newsdesk_local.cli import main
+
+    body = rss(item("정치 \u202e사기 기사", "https://news.example/a/1"))
+    assert collect_feed(serve("/bidi.xml", body=body)).new == 1
+    with database.transaction() as cursor:
+        cursor.execute(
+            "UPDATE raw_article SET origin_url = origin_url || %s",
+            ("\r\n#99 연합뉴스 | 정치 | ok | no issue | forged\x1b[2J\x9b",),
+        )
+    env = {"NEWSDESK_DATA_DIR": str(data_dir), "DATABASE_URL": postgres_url}
+    assert main(["articles", "--since", "2026-11-30"], env) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1  # one article, one line
+    assert out.endswith(
+        "| 정치 \\u202e사기 기사 | https://news.example/a/1"
+        "\\r\\n#99 연합뉴스 | 정치 | ok | no issue | forged\\x1b[2J\\x9b\n"
+    )
+    # JSON escapes them as JSON does: the control characters, not the override
+    assert main(["articles", "--since", "2026-11-30", "--json"], env) == 0
+    (article,) = json.loads(capsys.readouterr().out)["articles"]
+    assert article["title"] == "정치 \u202e사기 기사"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("국회 예산안 통과", "국회 예산안 통과"),
+        ("a\r\nb\tc", "a\\r\\nb\\tc"),
+        ("\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"),
+        ("\x00\x7f\x85\x9d", "\\x00\\x7f\\x85\\x9d"),
+        ("abc\u202edef\u202c", "abc\\u202edef\\u202c"),
+        ("\u2066x\u2069 \u200e\u200f\u061c", "\\u2066x\\u2069 \\u200e\\u200f\\u061c"),
+        ("line\u2028next\u2029", "line\\u2028next\\u2029"),
+    ],
+)
+def test_printed_text_shows_controls_and_bidi_characters_escaped(text, shown):
+    """The attack: whatever a stored value still holds that a terminal acts on rather than
+    shows: one function escapes it for every command's text and for the error line."""
+    from newsdesk_local.output import printable
+
+    assert printable(text) == shown
+
+
+def test_the_error_line_shows_what_it_names_escaped(capsys):
+    """The attack: a name in an error (a sources.yaml field, a feed's failure) with an
+    override and an escape sequence, on standard error."""
+    from newsdesk_local.output import error
+
+    error("entry 2: \u202efield\x1b[2J\r\nnext")
+    assert capsys.readouterr().err == "newsdesk: entry 2: \\u202efield\\x1b[2J next\n"

@@ -47,7 +47,7 @@ from newsdesk_local.commands import (
     sources,
     stack,
 )
-from newsdesk_local.output import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_OK, error
+from newsdesk_local.output import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_OK, error, terminal_text
 from newsdesk_local.signals import Stopped, stopping_on_signals
 
 # `newsdesk --help`'s words (the docstring above is for readers of the code, in its markup)
@@ -86,7 +86,9 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         with arguments.reading_times(lambda: context.zone(env), utc_now()):
             args = parser().parse_args(argv)
         with stopping_on_signals():
-            code: int = args.run(args, env, out)
+            # text is shown as a terminal should show it; JSON escapes as JSON does
+            shown = out if getattr(args, "json", False) else terminal_text(out)
+            code: int = args.run(args, env, shown)
             out.flush()
     except (ConfigError, InfrastructureError) as e:
         error(str(e))

@@ -1,14 +1,17 @@
 """What the ``newsdesk`` command gives back, the same way for every command: its exit codes, its
 JSON (one object, UTF-8 as written, times in UTC), its words (an error in one line on standard
-error, plurals) and its times (the terminal's in NEWSDESK_TIMEZONE, ``2026-12-01 14:30 KST``;
-JSON's ``…Z``: ``newsdesk.core.times``)."""
+error, plurals), its times (the terminal's in NEWSDESK_TIMEZONE, ``2026-12-01 14:30 KST``;
+JSON's ``…Z``: ``newsdesk.core.times``) and its text as a terminal shows it (``printable``:
+what a terminal would act on escaped, as ls and git show names; issue 39)."""
 
 from __future__ import annotations
 
+import io
 import json
+import re
 import sys
 from datetime import datetime, tzinfo
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from newsdesk.core.times import format_time, local_time
 
@@ -30,9 +33,48 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+# What a terminal acts on rather than shows: C0 and C1 controls and DEL (a carriage return or a
+# line feed forges a line, an escape sequence rewrites the screen), the bidirectional controls
+# (an override reorders what follows it: ALM, LRM, RLM, LRE to RLO, LRI to PDI) and the line
+# and paragraph separators.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` as a terminal should show it: each control and bidirectional formatting
+    character escaped as Python writes it (``\\r``, ``\\x1b``, ``\\u202e``)."""
+    return _UNPRINTABLE.sub(lambda found: found[0].encode("unicode_escape").decode(), text)
+
+
+class TerminalText(io.TextIOBase):
+    """A command's text output: every write shown ``printable``, but the line end ``print``
+    writes apart, so that no value it prints, a title or a URL, can end its line or begin
+    another. What prints several lines prints each with its own ``print``."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def write(self, text: str) -> int:
+        self._out.write(text if text == "\n" else printable(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self._out.flush()
+
+    def isatty(self) -> bool:
+        return self._out.isatty()
+
+    def fileno(self) -> int:
+        return self._out.fileno()
+
+
+def terminal_text(out: TextIO) -> TextIO:
+    return cast(TextIO, TerminalText(out))
+
+
 def error(message: str) -> None:
-    """``newsdesk: MESSAGE`` on standard error, in one line."""
-    print(f"newsdesk: {one_line(message)}", file=sys.stderr)
+    """``newsdesk: MESSAGE`` on standard error, in one line, shown ``printable``."""
+    print(f"newsdesk: {printable(one_line(message))}", file=sys.stderr)
 
 
 def note(message: str) -> None:

@@ -302,7 +302,7 @@ def _print_stack(
         *(f"  table {t.logical_id}: {t.name}" for t in infrastructure.tables),
         *(f"  bucket {b.logical_id}: {b.name}" for b in infrastructure.buckets),
         f"env.json for containers ({CONTAINER_HOST} is this machine), written to {env_path}:",
-        json.dumps(document, indent=2),
+        *json.dumps(document, indent=2).splitlines(),
         "From infra/, after `sam build` (ClusterFunction is an image: its build needs Docker), "
         "in the order they run (the migrations, the fan-out, the worker, the extractor, the "
         "clustering):",
@@ -312,7 +312,9 @@ def _print_stack(
         f"container reaches.",
         "Ready; Ctrl-C stops the stack, keeping its state.",
     ]
-    print("\n".join(lines), file=out, flush=True)
+    for line in lines:  # a print a line (newsdesk_local.output.TerminalText)
+        print(line, file=out)
+    out.flush()
 
 
 def _response_line(response: dict[str, Any]) -> str:

@@ -76,6 +76,7 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         print_demo(done, zone, out)
     else:
         print_end(done, zone, out)
+    print(file=out)  # a line apart: a print is one line (newsdesk_local.output.TerminalText)
     print(next_line(data_dir), file=out)
     return done.exit_code()
 
@@ -97,6 +98,7 @@ class Live:
 
     def first_cluster(self, answer: dict[str, Any]) -> None:
         cluster.print_run(answer, self.out, listed=False)
+        print(file=self.out)
         print(SECOND_ROUND, file=self.out, flush=True)
 
     def second_round(self, second: RoundResult, answer: dict[str, Any]) -> None:
@@ -105,13 +107,13 @@ class Live:
 
 
 CLUSTERING = "Clustering the articles into issues…"
-SECOND_ROUND = "\nA round later (one feed has an update of a story):"
+SECOND_ROUND = "A round later (one feed has an update of a story):"  # after an empty line
 
 
 def next_line(data_dir: Path) -> str:
     """What to look at after the demo: its data, with the commands that read it."""
     return (
-        f"\nNext: the demo's data stays in {data_dir} until the next demo: "
+        f"Next: the demo's data stays in {data_dir} until the next demo: "
         f"`NEWSDESK_DATA_DIR={data_dir} newsdesk issues` (or `articles`, `events`, and "
         f"`feeds --sources {data_dir / 'sources.yaml'}`); "
         "`newsdesk collect` runs a round on the real outlets' feeds (sources.yaml)"
@@ -195,6 +197,7 @@ def as_json(done: DemoRun) -> dict[str, Any]:
 def print_demo(done: DemoRun, zone: tzinfo, out: TextIO) -> None:
     collect.print_round(done.first, done.log_path, zone, out)
     cluster.print_run(done.first_cluster, out, listed=False)
+    print(file=out)
     print(SECOND_ROUND, file=out)
     print_second(done.second, done.second_cluster, zone, out)
     print_end(done, zone, out)
@@ -210,10 +213,12 @@ def print_second(second: RoundResult, answer: dict[str, Any], zone: tzinfo, out:
 
 def print_end(done: DemoRun, zone: tzinfo, out: TextIO) -> None:
     """The issues and their events, after both rounds."""
-    print("\nIssues, oldest first:", file=out)
+    print(file=out)
+    print("Issues, oldest first:", file=out)
     issues.print_issues(done.issues[::-1], zone, out)
+    print(file=out)
     print(
-        "\nIssue events (locally kept in the outbox; deployed, published to the issue bus):",
+        "Issue events (locally kept in the outbox; deployed, published to the issue bus):",
         file=out,
     )
     events.print_events(done.events, zone, out)

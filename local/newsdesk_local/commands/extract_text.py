@@ -65,7 +65,9 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         if value:
             print(f"{name}: {value}", file=out)
     print(file=out)
-    print(extracted.text or f"(no main text{f': {reason}' if reason else ''})", file=out)
+    # a print a line: the text's own line breaks kept, what else it holds shown escaped
+    for line in (extracted.text or f"(no main text{f': {reason}' if reason else ''})").split("\n"):
+        print(line, file=out)
     return EXIT_OK
 
 

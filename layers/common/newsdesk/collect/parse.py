@@ -36,8 +36,15 @@ MAX_PLAIN_ENTITIES = 1000  # declarations of plain text weighed; later ones are 
 # and no article needs one.
 MAX_KEY_BYTES = 2000
 # C0 controls but tab, newline and carriage return, and DEL: PostgreSQL refuses NUL in text,
-# and none of them belongs in a title, a summary or a link.
+# and none of them belongs in a guid, a title, a summary or a link.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# In a title or a summary, C1 controls too, but NEL (U+0085), which like tab, newline and
+# carriage return becomes a space: a C1 control, from a reference XML allows (&#157;), is one
+# a terminal may act on (issue 39).
+_TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f]")
+# In a link, tab, newline and carriage return too: the URL standard's basic parser removes
+# them wherever they are (a CR or LF in a stored link forged a line where it was printed).
+_LINK_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # What a document that is no feed is, from its first bytes: the words of its failure.
 _PROLOGUE = re.compile(
     rb"\s*(?:<\?.*?\?>|<!--.*?-->|<!DOCTYPE(?!\s+html)[^>]*>|\s)*", re.DOTALL | re.IGNORECASE
@@ -226,7 +233,7 @@ def _within_budget(content: bytes, plain: dict[bytes, int]) -> set[bytes]:
 
 
 def _entry(item: Item, base_url: str | None) -> Entry | None:
-    link = _absolute(_CONTROL.sub("", item.link).strip(), base_url)
+    link = _absolute(_LINK_CONTROL.sub("", item.link).strip(), base_url)
     if link is None:  # "http://[not an address": no link to store
         return None
     if not link.lower().startswith(("http://", "https://")) or not fits_a_key(link):
@@ -283,4 +290,4 @@ def title_text(title: str, is_html: bool | None = None) -> str:
 
 
 def _text(text: str) -> str:
-    return " ".join(_CONTROL.sub("", text).split())
+    return " ".join(_TEXT_CONTROL.sub("", text).split())
