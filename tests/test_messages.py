@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from newsdesk.core.errors import MessageError, MessageRefusedError
-from newsdesk.core.messages import ArticleMessage, OutletMessage
+from newsdesk.core.messages import ArticleMessage, ClusterMessage, OutletMessage
 from newsdesk.core.sources import Feed, Outlet
 from tests.conftest import EXTRACT_ON, invoke, load_event, worker_event
 
@@ -100,6 +100,17 @@ def test_an_outlet_message_without_a_version_is_not_one():
     with pytest.raises(MessageError, match="not an outlet message: no 'version'") as caught:
         OutletMessage.from_json(json.dumps(body))
     assert not isinstance(caught.value, MessageRefusedError)
+
+
+@pytest.mark.parametrize("version", [True, 1.0, "1", None, 2])
+def test_a_cluster_message_of_another_version_fails_its_record(version):
+    """The attack: a cluster message whose ``version`` is ``true`` or ``1.0`` passed the
+    cluster function's ``!= 1`` as version 1; only the integer 1 is (its own rule, issue 24:
+    a MessageError, the record failed)."""
+    body = {"version": version, "category_id": 1, "category": "정치", "at": "2026-12-01T00:00:00Z"}
+    with pytest.raises(MessageError, match="not a cluster message"):
+        ClusterMessage.from_json(json.dumps(body))
+    assert ClusterMessage.from_json(json.dumps({**body, "version": 1})).category_id == 1
 
 
 @pytest.mark.parametrize("version", [*OTHER_VERSIONS, "absent"])

@@ -390,7 +390,8 @@ def _follow(
 def _read_body(response: requests.Response, policy: FetchPolicy, watch: _Watch) -> bytes:
     max_bytes = policy.max_bytes
     declared = response.headers.get("Content-Length", "")
-    if not policy.cut_at_cap and declared.isdigit() and int(declared) > max_bytes:
+    digits = declared.isascii() and declared.isdigit()  # "²" passes isdigit() alone
+    if not policy.cut_at_cap and digits and int(declared) > max_bytes:
         raise ResponseTooLargeError(
             f"Content-Length {declared} is over FETCH_MAX_BYTES ({max_bytes} bytes)"
         )

@@ -98,14 +98,9 @@ def parse_feed(
         version, ttl, encoding, items = "rss20", channel.ttl, label.lower(), channel.items
     else:
         version, ttl, encoding, items = _read_with_feedparser(content, decoded, noted)
-    entries: list[Entry] = []
-    without_link = 0
-    for item in items:
-        entry = _entry(item, base_url)
-        if entry is None:
-            without_link += 1
-        else:
-            entries.append(entry)
+    read = [_entry(item, base_url) for item in items]
+    entries = [entry for entry in read if entry is not None]
+    without_link = len(read) - len(entries)
     return ParsedFeed(version, entries, without_link, ttl, encoding, channel is not None, replaced)
 
 

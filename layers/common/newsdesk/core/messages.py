@@ -194,7 +194,8 @@ class ClusterMessage:
     def from_json(cls, body: str) -> ClusterMessage:
         try:
             document = json.loads(body)
-            if not isinstance(document, dict) or document.get("version") != 1:
+            version = document.get("version") if isinstance(document, dict) else None
+            if type(version) is not int or version != 1:  # true and 1.0 are not 1
                 raise ValueError("not a version 1 cluster message")
             return cls(int(document["category_id"]), str(document["category"]), str(document["at"]))
         except (ValueError, KeyError, TypeError) as e:

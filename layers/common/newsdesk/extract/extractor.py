@@ -54,6 +54,7 @@ from newsdesk.core.errors import (
 from newsdesk.core.fetched import FetchResult
 from newsdesk.core.hosts import ROBOTS_MISSING, ROBOTS_OK, ROBOTS_UNREACHABLE, HostState
 from newsdesk.core.messages import ArticleMessage, page_host
+from newsdesk.core.schedule import MAX_FLOOR
 from newsdesk.core.settings import PRODUCT, Settings
 from newsdesk.core.times import format_time, local_time, utc_now
 from newsdesk.extract import page as judge
@@ -85,9 +86,6 @@ ROBOTS_KEPT_BYTES = 256 * 1024
 # a robots.txt Crawl-delay is honoured up to this: a batch of the template's BatchSize (5)
 # at it, each page at the 10 s fetch bound, fits the extractor's 300 s
 MAX_CRAWL_DELAY = 30.0
-# a Retry-After is honoured up to this far ahead (a larger one, or a malformed date, would
-# keep the host's articles waiting for good)
-MAX_RETRY_AFTER = timedelta(days=7)
 # Failures that may pass: tried again later, and the host's own (its breaker counts them).
 PASSING = ("timeout", "connection", "http_5xx", "http_429")
 # Failures that are the page's own, by the fetch's kind: a chain of redirects past
@@ -399,14 +397,14 @@ class PageExtractor:
 
     def _retry_after(self, host: HostState, error: HTTPStatusError) -> datetime | None:
         """A 429 or 503's Retry-After, honoured as the feeds' is: the host is not asked before
-        it (at most MAX_RETRY_AFTER ahead: a value past it is read as that). Its end, if any."""
+        it (at most MAX_FLOOR ahead, as a feed's: a value past it is read as that). Its end."""
         if error.status not in (429, 503):
             return None
         at = self._clock()
         seconds = retry_after_seconds(error.retry_after, at)
         if seconds is None:
             return None
-        until = at + timedelta(seconds=min(seconds, MAX_RETRY_AFTER.total_seconds()))
+        until = at + timedelta(seconds=min(seconds, MAX_FLOOR.total_seconds()))
         host.hold(until)
         return until
 
