@@ -16,7 +16,7 @@ from newsdesk.cluster.centroid import CANDIDATE_SIMILARITY, centroid_pass
 from newsdesk.cluster.grouping import assign
 from newsdesk.cluster.headline import gram_counts, headline_vectors, ngrams, normalise
 from newsdesk.cluster.methods import Standing
-from newsdesk.cluster.vectors import without_common
+from newsdesk.cluster.vectors import Graph, without_common
 from tests.test_group_merging import windows
 
 WORDS = ["금리", "동결", "한국은행", "北", "미사일", "발사", "서울", "지하철", "노조", "파업"]
@@ -165,3 +165,27 @@ def test_the_settling_pass_is_the_whole_pass_on_windows_that_merge(monkeypatch):
         assert changed.groups == whole.groups
         merged += changed.groups != unmerged.groups
     assert merged >= 3  # the generated windows and a UCI category at least: settling ran
+
+
+@settings(max_examples=60, deadline=None)
+@given(titles=titles, data=st.data())
+def test_the_pass_over_a_graph_of_the_similarities_is_the_pass_over_the_vectors(titles, data):
+    # GIVEN a window with issues open and closed and taken titles, and its similarities given
+    # outright (the meaning method's Graph) as the vectors' products
+    n = len(titles)
+    taken = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    issue_of = data.draw(st.lists(st.sampled_from([-1, -1, -1, -1, 7, 8]), min_size=n, max_size=n))
+    standing = Standing(issue_of, {7: -1})
+    times = sorted(data.draw(st.lists(st.integers(0, 40), min_size=n, max_size=n)))
+    vectors = headline_vectors(titles)
+    rest = (0.3, 2, taken, times, standing, 20, 0.2)
+
+    # WHEN the pass, merging, settling and representatives run over either
+    by_vectors = centroid_pass(vectors, *rest, block_rows=16, step_rows=4, merge=True)
+    by_graph = centroid_pass(
+        Graph(vectors @ vectors.T), *rest, block_rows=16, step_rows=4, merge=True
+    )
+
+    # THEN they leave the same groups, representatives and joins
+    assert by_graph.groups == by_vectors.groups
+    assert by_graph.joins == by_vectors.joins

@@ -33,7 +33,14 @@ import scipy.sparse as sp
 from newsdesk.cluster.headline import strip_tags as strip_tags  # its home before issue 24
 from newsdesk.cluster.merging import merge_groups
 from newsdesk.cluster.methods import Assignment, Group, Standing
-from newsdesk.cluster.vectors import centroid_vectors, representatives, without_common
+from newsdesk.cluster.vectors import (
+    Similar,
+    centroid_vectors,
+    product_factors,
+    representatives,
+    self_similarity,
+    without_common,
+)
 
 WINDOW_SECONDS = 12 * 3600
 # A group is a candidate for a headline when one of its members is at least this similar to
@@ -99,17 +106,8 @@ def centroid_groups(
     return centroid_pass(*args, merge=merge)
 
 
-def _shared_columns(vectors: sp.csr_matrix) -> sp.csr_matrix:
-    """``vectors`` without the n-grams of one title only: they add to no product."""
-    frequency = np.bincount(vectors.indices, minlength=vectors.shape[1])
-    shared = np.flatnonzero(frequency > 1)
-    if len(shared) == vectors.shape[1]:
-        return vectors
-    return vectors[:, shared].tocsr()
-
-
 def centroid_pass(
-    vectors: sp.csr_matrix,
+    vectors: Similar,
     threshold: float | Sequence[float],
     min_size: int,
     taken: np.ndarray,
@@ -134,8 +132,7 @@ def centroid_pass(
     state = _Pass(vectors, threshold, mean_floor, issue_of, taken.tolist(), times, idle_seconds)
     state.stored_open = dict(opened)
     state.neighbours = _Neighbours(vectors.shape[0]) if merge else None
-    compact = _shared_columns(vectors)
-    right = compact.T.tocsr()  # n-grams by titles, once
+    compact, right = product_factors(vectors)  # n-grams by titles, once
     state.run(opened, compact, right, block_rows, step_rows)
     passes = 1
     while merge and state.merge(min_size) and passes < SETTLE_PASSES:
@@ -156,7 +153,7 @@ class _Pass:
 
     def __init__(
         self,
-        vectors: sp.csr_matrix,
+        vectors: Similar,
         threshold: float | Sequence[float],
         mean_floor: float | Sequence[float],
         issue_of: list[int],
@@ -172,7 +169,7 @@ class _Pass:
         self.taken = taken
         self.times = None if times is None else [float(t) for t in times]
         self.idle_seconds = idle_seconds
-        self.self_norm2 = np.asarray(vectors.multiply(vectors).sum(axis=1)).ravel().tolist()
+        self.self_norm2 = self_similarity(vectors).tolist()
         self.group_of = np.full(vectors.shape[0], -1, dtype=np.int64)
         self.groups_list = [-1] * vectors.shape[0]
         self.members: list[list[int]] = []

@@ -20,11 +20,11 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from newsdesk.cluster.vectors import group_sums
+from newsdesk.cluster.vectors import Similar, between_groups
 
 
 def merge_groups(
-    vectors: sp.csr_matrix,
+    vectors: Similar,
     members: list[list[int]],
     issue: Sequence[int],
     live: Sequence[bool],
@@ -84,14 +84,13 @@ class _Folds:
 
 
 def _similar_pairs(
-    vectors: sp.csr_matrix, groups: list[list[int]], floors: list[float]
+    vectors: Similar, groups: list[list[int]], floors: list[float]
 ) -> list[tuple[int, int]]:
     """Pairs of groups (positions in ``groups``) whose members are on average at least both
     groups' ``floors`` similar, the most similar first (ties by position)."""
     sizes = [len(m) for m in groups]
-    sums = group_sums(vectors, groups)
     inverse = sp.diags(1.0 / np.asarray(sizes, dtype=np.float64))
-    similar = sp.triu(inverse @ (sums @ sums.T) @ inverse, k=1).tocoo()
+    similar = sp.triu(inverse @ between_groups(vectors, groups) @ inverse, k=1).tocoo()
     floor = np.asarray(floors)
     close = similar.data >= np.maximum(floor[similar.row], floor[similar.col])
     rows, cols, values = similar.row[close], similar.col[close], similar.data[close]

@@ -8,6 +8,7 @@ fixed number of entries). Memory grows with the number of similar pairs, not wit
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
@@ -108,27 +109,82 @@ def representative(vectors: sp.csr_matrix, members: Sequence[int] | np.ndarray) 
 def group_sums(vectors: sp.csr_matrix, groups: Sequence[Sequence[int]]) -> sp.csr_matrix:
     """Each group's members' vectors summed (groups by columns), as one product with a
     membership matrix."""
+    return (_membership(groups, vectors.shape[0]) @ vectors).tocsr()
+
+
+class Graph:
+    """Similarities given outright rather than as dot products of title vectors: a sparse
+    symmetric n×n matrix, each title's similarity to itself on the diagonal (the meaning
+    method's, issue 38, which mixes an embedding's cosine and the n-grams' and keeps only the
+    pairs that count). The centroid pass, merging and ``representatives`` take it where they
+    take vectors: a title's summed similarity to a group is its row summed over the members."""
+
+    def __init__(self, matrix: sp.spmatrix) -> None:
+        self.matrix = sp.csr_matrix(matrix)
+        self.shape = self.matrix.shape
+
+
+# Title vectors, or similarities given outright.
+Similar: TypeAlias = sp.csr_matrix | Graph
+
+
+def self_similarity(vectors: Similar) -> np.ndarray:
+    """Each title's similarity to itself: its vector's squared length, or the diagonal."""
+    if isinstance(vectors, Graph):
+        return np.asarray(vectors.matrix.diagonal(), dtype=np.float64)
+    return np.asarray(vectors.multiply(vectors).sum(axis=1), dtype=np.float64).ravel()
+
+
+def product_factors(vectors: Similar) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """``left`` and ``right`` whose product's rows are the titles' similarities to every
+    title off the diagonal (the centroid pass multiplies them a block of rows at a time):
+    the vectors over the n-grams two titles share and its transpose, or the graph and the
+    identity."""
+    if isinstance(vectors, Graph):
+        return vectors.matrix, sp.identity(vectors.shape[0], format="csr")
+    frequency = np.bincount(vectors.indices, minlength=vectors.shape[1])
+    shared = np.flatnonzero(frequency > 1)
+    compact = vectors if len(shared) == vectors.shape[1] else vectors[:, shared].tocsr()
+    return compact, compact.T.tocsr()
+
+
+def _membership(groups: Sequence[Sequence[int]], n: int) -> sp.csr_matrix:
+    """Groups by titles, a one for each member."""
     sizes = [len(g) for g in groups]
-    membership = sp.csr_matrix(
+    return sp.csr_matrix(
         (
             np.ones(sum(sizes)),
             np.concatenate([np.asarray(g, dtype=np.int64) for g in groups]),
             np.concatenate(([0], np.cumsum(sizes))),
         ),
-        shape=(len(groups), vectors.shape[0]),
+        shape=(len(groups), n),
     )
-    return (membership @ vectors).tocsr()
 
 
-def representatives(vectors: sp.csr_matrix, groups: Sequence[Sequence[int]]) -> list[int]:
+def between_groups(vectors: Similar, groups: Sequence[Sequence[int]]) -> sp.csr_matrix:
+    """The summed similarities of every pair of groups' members (groups by groups)."""
+    if isinstance(vectors, Graph):
+        membership = _membership(groups, vectors.shape[0])
+        return (membership @ vectors.matrix @ membership.T).tocsr()
+    sums = group_sums(vectors, groups)
+    return (sums @ sums.T).tocsr()
+
+
+def representatives(vectors: Similar, groups: Sequence[Sequence[int]]) -> list[int]:
     """``representative`` of each group, at once: a membership matrix gives the groups' sums,
-    each member is dotted with its own group's (the first of equals wins)."""
+    each member is dotted with its own group's (the first of equals, to 9 decimals, wins); over
+    a ``Graph``, each member's row summed over its group."""
     if not groups:
         return []
     members = np.concatenate([np.asarray(g, dtype=np.int64) for g in groups])
     group = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
-    sums = group_sums(vectors, groups)
-    score = np.asarray(vectors[members].multiply(sums[group]).sum(axis=1)).ravel()
+    if isinstance(vectors, Graph):
+        to_groups = (vectors.matrix[members] @ _membership(groups, vectors.shape[0]).T).tocsr()
+        score = np.asarray(to_groups[np.arange(len(members)), group]).ravel()
+    else:
+        sums = group_sums(vectors, groups)
+        score = np.asarray(vectors[members].multiply(sums[group]).sum(axis=1)).ravel()
+    score = np.round(score, 9)  # equals by any order of summing are equal: the first wins
     chosen = []
     start = 0
     for g in groups:
