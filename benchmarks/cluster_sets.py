@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import embedding_cache
 from benchmarks.cluster_quality import DATA, gold_stories, load, one_run, policy_env, stream
 from benchmarks.headline_sets import GENERATORS, HeadlineSet
 from newsdesk.clustering import DEFAULT_THRESHOLDS, find_groups
@@ -354,6 +355,8 @@ def main() -> None:
     print("methods: " + ", ".join(f"{m} {t:.2f}" for m, t in methods.items()))
     chosen = set(args.one_run)
     replays = set(SETS if args.replay == [] else args.replay or [])
+    if "meaning" in methods:
+        print(f"embeddings: {embedding_cache.load()} titles cached")
     if "ko-dev" in chosen:
         ko_dev(methods)
     if "uci" in chosen:
@@ -368,6 +371,8 @@ def main() -> None:
         generated_replay(methods, args.replay_sizes)
     if args.save:
         args.save.write_text(json.dumps(SAVED, ensure_ascii=False), encoding="utf-8")
+    if "meaning" in methods:
+        embedding_cache.save()
 
 
 if __name__ == "__main__":

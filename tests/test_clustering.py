@@ -224,7 +224,7 @@ def test_news_tags_are_removed(title, stripped):
 
 
 def test_methods_and_their_thresholds():
-    assert METHODS == ("seed", "centroid", "headline") == CLUSTER_METHODS
+    assert METHODS == ("seed", "centroid", "headline", "meaning") == CLUSTER_METHODS
     assert set(DEFAULT_THRESHOLDS) == set(METHODS)
     assert DEFAULT_THRESHOLDS["seed"] == 0.6
     with pytest.raises(ValueError, match="unknown clustering method"):

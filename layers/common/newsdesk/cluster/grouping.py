@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from newsdesk.cluster.centroid import HEADLINE_MEAN_FLOOR, WINDOW_SECONDS, centroid_groups
+from newsdesk.cluster.meaning import meaning_groups
 from newsdesk.cluster.methods import (
     DEFAULT_METHOD,
     DEFAULT_MIN_SIZE,
@@ -37,11 +38,15 @@ def find_groups(
     taken: Sequence[bool] | None = None,
     method: str = DEFAULT_METHOD,
     times: Sequence[float] | None = None,
+    embeddings: np.ndarray | None = None,
 ) -> list[Group]:
     """``taken`` marks titles that count for the vectors (their words shape the seed's IDF) but are
     already in an issue and cannot be gathered again. ``times`` (seconds, ascending) lets the
-    centroid method forget groups idle for longer than its window."""
-    return assign(titles, threshold, min_size, taken=taken, method=method, times=times).groups
+    centroid method forget groups idle for longer than its window. ``embeddings``: the meaning
+    method's title vectors, one row per title (unset: the titles are embedded)."""
+    return assign(
+        titles, threshold, min_size, taken=taken, method=method, times=times, embeddings=embeddings
+    ).groups
 
 
 def assign(
@@ -53,6 +58,7 @@ def assign(
     times: Sequence[float] | None = None,
     standing: Standing | None = None,
     idle_seconds: float = WINDOW_SECONDS,
+    embeddings: np.ndarray | None = None,
 ) -> Assignment:
     """As ``find_groups``, and with ``standing`` the free titles that join open issues (a
     title with an issue in ``standing`` is taken). ``idle_seconds``: how long the centroid
@@ -63,21 +69,13 @@ def assign(
     is_taken = _taken(len(titles), taken, standing)
     if len(titles) == 0:
         return Assignment([])
+    args = (titles, threshold, min_size, is_taken, times, standing, idle_seconds)
     if method == "centroid":
-        return centroid_groups(titles, threshold, min_size, is_taken, times, standing, idle_seconds)
+        return centroid_groups(*args)
     if method == "headline":
-        return centroid_groups(
-            titles,
-            threshold,
-            min_size,
-            is_taken,
-            times,
-            standing,
-            idle_seconds,
-            analyser="headline",
-            mean_floor=HEADLINE_MEAN_FLOOR,
-            merge=True,
-        )
+        return centroid_groups(*args, "headline", mean_floor=HEADLINE_MEAN_FLOOR, merge=True)
+    if method == "meaning":
+        return meaning_groups(*args, embeddings=embeddings)
     return seed_groups(titles, threshold, min_size, is_taken, standing)
 
 

