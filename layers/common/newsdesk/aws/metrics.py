@@ -97,6 +97,7 @@ EXTRACT_REASONS = (
     ("extract_empty", "bot_challenge"),
     ("extract_empty", "meta_refresh"),
     ("extract_empty", "no_text"),
+    ("extract_empty", "too_complex"),
     ("extract_error", "robots_disallowed"),
     ("extract_error", "not_html"),
     ("extract_error", "too_large"),
@@ -179,6 +180,8 @@ DESCRIBED = {
     "again later",
     "PagesRepeated": "messages whose outbox row is gone, not yet due or superseded: nothing "
     "written",
+    "PagesEmptyTooComplex": "pages not read: more than 10,000 elements (ELEMENT_BUDGET), which "
+    "trafilatura would take seconds of CPU over",
     "CanonicalIgnored": "pages whose canonical names the site's root, a section or another "
     "host: ignored",
     "HostBreakerTrips": "hosts whose breaker opened",

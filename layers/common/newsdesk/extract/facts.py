@@ -12,6 +12,7 @@ from typing import Any
 
 import lxml.etree
 
+from newsdesk.extract import nesting
 from newsdesk.extract.vocabulary import (
     APP_ROOT_IDS,
     APP_ROOT_TAGS,
@@ -303,9 +304,17 @@ def _name_kinds(names: str) -> int:
 
 
 def _parse(page: str) -> Any:
-    """The page as an lxml tree (comments dropped), None when there is nothing to parse."""
+    """The page as an lxml tree (comments dropped), all of it however deep (``nesting``), None
+    when there is nothing to parse."""
     if not page.strip():
         return None
+    tree = _tree(page)
+    if tree is not None and nesting.cut_short(tree):
+        tree = _tree(nesting.shallower(page))
+    return tree
+
+
+def _tree(page: str) -> Any:
     parser = lxml.etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True)
     try:
         return lxml.etree.fromstring(page.encode("utf-8", errors="replace"), parser=parser)

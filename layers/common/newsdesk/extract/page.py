@@ -3,7 +3,8 @@
 ``judge_page`` reads the page as fetched (decoded), what ``newsdesk.extract.text`` kept of it
 and the URL it was finally served from, and gives a ``Verdict``: ``extract_ok``;
 ``extract_empty`` with the reason the page has no article text (``bot_challenge``,
-``consent_wall``, ``paywall``, ``meta_refresh``, ``js_rendered``, else ``no_text``);
+``consent_wall``, ``paywall``, ``meta_refresh``, ``js_rendered``, else ``no_text``; or
+``too_complex``, a page the extractor did not read, ``Extracted.unread``);
 ``list_page`` (``site_root``, ``section_page``, ``link_list``, ``og_website``); or
 ``filtered_thin``. Each reason is a rule here, a small function of the ``Case`` (the page's
 facts, ``newsdesk.extract.facts``; its address; its text's count); ``EMPTY_RULES`` and
@@ -80,6 +81,7 @@ from newsdesk.extract.vocabulary import (
     SECTION_PAGE,
     SENTENCE_END,
     SITE_ROOT,
+    TOO_COMPLEX,
     WEB_SCHEMES,
     XML_PROLOG_HTML,
 )
@@ -104,6 +106,7 @@ __all__ = [
     "PAYWALL",
     "SECTION_PAGE",
     "SITE_ROOT",
+    "TOO_COMPLEX",
     "Case",
     "Verdict",
     "is_html",
@@ -145,6 +148,8 @@ def judge_page(
     ``extracted``; ``min_chars`` is the thin threshold in ``text_chars``. A page with enough
     text of its own is never examined for walls: its footer's 구독 or cookie banner is no
     evidence."""
+    if extracted.unread is not None:  # the page was not read: only its address says more
+        return _unread(extracted.unread, final_url)
     chars = text_chars(extracted.text)
     case = Case(PageFacts(page, extracted.text), final_url, chars, min_chars)
     if chars < min_chars or _text_from_a_wall(case.facts):
@@ -159,6 +164,16 @@ def judge_page(
     if chars < min_chars:
         return Verdict(FILTERED_THIN, None, chars)
     return Verdict(EXTRACT_OK, None, chars)
+
+
+def _unread(reason: str, final_url: str) -> Verdict:
+    """The verdict on a page the extractor did not read (``reason``, TOO_COMPLEX): a list page
+    by its address, else empty for that reason."""
+    if is_root(final_url):
+        return Verdict(LIST_PAGE, SITE_ROOT, 0)
+    if is_section(final_url):
+        return Verdict(LIST_PAGE, SECTION_PAGE, 0)
+    return Verdict(EXTRACT_EMPTY, reason, 0)
 
 
 def _first_reason(rules: tuple[tuple[str, Rule], ...], case: Case) -> str | None:

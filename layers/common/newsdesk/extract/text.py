@@ -30,15 +30,20 @@ replaced. A declaration that cannot describe the page counts as none: UTF-8, UTF
 in any form (the body was not UTF-8, and a declaration readable as ASCII is not in UTF-16 or
 UTF-32), or a codec that is no text encoding or fails (``rot13``, ``base64``, ``idna``).
 
-Hostile pages are bounded (tests/test_hostile_pages.py). trafilatura measures the text of
-elements all the way down and caches the strings (``trim``, ``line_processing``: up to 1,024
-strings of any length each), so a page costs it about the sum of its elements' text lengths,
-every character counted once for each element it is in: a 2 MB page nested 250 levels deep
-with text at every level held 398 MB. A page whose sum is over ``TEXT_DEPTH_BUDGET`` has its
-deepest levels unwrapped into their ancestors (the text kept, scripts and styles dropped)
-until it is under it; the article-extraction benchmark's pages stay far below it, so none of
-them changes. The caches are cleared after every page, so that no page's strings stay in a
-warm container. (libxml2 itself stops a document at 255 levels.)
+Hostile pages are bounded (tests/test_hostile_pages.py, tests/test_hostile_shapes.py; the CPU
+per shape: benchmarks/hostile_pages.py). A page nested past the 256 levels libxml2 builds is
+read again with its levels past 200 unwrapped (``newsdesk.extract.nesting``): the text after
+the nesting, and in it, was lost. A page of more than ``ELEMENT_BUDGET`` elements is not read
+(``Extracted.unread``, ``too_complex``, with what its head says): trafilatura's cost grows
+with the elements, more than linearly for some shapes (2 MB of short paragraphs took a
+minute). trafilatura measures the text of elements all the way down and caches the strings
+(``trim``, ``line_processing``: up to 1,024 strings of any length each), so a page costs it
+about the sum of its elements' text lengths, every character counted once for each element
+it is in: a 2 MB page nested 250 levels deep with text at every level held 398 MB. A page
+whose sum is over ``TEXT_DEPTH_BUDGET`` has its deepest levels unwrapped into their ancestors
+(the text kept, scripts and styles dropped) until it is under it. The article-extraction
+benchmark's pages stay far below all three bounds, so none of them changes. The caches are
+cleared after every page, so that no page's strings stay in a warm container.
 """
 
 from __future__ import annotations
@@ -55,6 +60,9 @@ import lxml.html
 import trafilatura
 import trafilatura.utils
 
+from newsdesk.extract import nesting
+from newsdesk.extract.vocabulary import TOO_COMPLEX
+
 SHORT_TEXT = 1000  # characters: a precision-mode result shorter than this is checked
 LONGER_BY = 2.0  # the recall-mode result replaces it when this many times as long
 # … and when it adds this many characters of words (\w+ runs, each counted as often as it
@@ -63,6 +71,11 @@ ADDED_WORDS = 200
 # The most text a page may weigh, in characters times the elements each is in (the
 # article-extraction benchmark's heaviest page weighs 4.5 million; what is over is unwrapped).
 TEXT_DEPTH_BUDGET = 16_000_000
+# The most elements a page may have to be read (the article-extraction benchmark's largest has
+# 1,584): trafilatura's passes cost up to about 0.15 ms of CPU an element, and more than
+# linearly for some shapes (thousands of <p>), so a page with more is not read, and is judged
+# TOO_COMPLEX; at it, every shape of benchmarks/hostile_pages.py costs 1.25 s at most.
+ELEMENT_BUDGET = 10_000
 
 _META_CHARSET = re.compile(
     rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE
@@ -127,6 +140,7 @@ class Extracted:
     author: str | None = None
     language: str | None = None  # the page's own <html lang>, else trafilatura's
     mode: str = "precision"  # which extraction was kept: "precision", "recall" or "captions"
+    unread: str | None = None  # why the page was not read (TOO_COMPLEX); None when it was
 
 
 def decode_html(content: bytes) -> str:
@@ -176,10 +190,19 @@ def extract_text(html: bytes | str, url: str | None = None) -> Extracted:
 
 
 def _extract(page: str, url: str | None) -> Extracted:
-    tree = _parse(page)
+    tree = _load(page)
     if tree is None:
         return Extracted(text="")
     head = _head_facts(tree)
+    if not _prepared_within_budget(tree):
+        return Extracted(
+            text="",
+            title=head.get("title"),
+            canonical_url=head.get("canonical"),
+            og_title=head.get("og_title"),
+            language=head.get("lang"),
+            unread=TOO_COMPLEX,
+        )
     document = trafilatura.bare_extraction(tree, url=url, favor_precision=True, **_OPTIONS)
     mode = "precision"
     text = _text(document)
@@ -228,11 +251,38 @@ def _parse(page: str) -> lxml.html.HtmlElement | None:
     """The page as a tree (trafilatura's own loader) prepared for it, None when there is
     nothing to parse: empty elements before text removed with their tails kept, a container's
     own text in paragraphs."""
+    tree = _load(page)
+    return None if tree is None else _prepare(tree)
+
+
+def _load(page: str) -> lxml.html.HtmlElement | None:
+    """The page as a tree (trafilatura's own loader), all of it however deep (``nesting``),
+    None when there is nothing to parse."""
     if not page.strip():
         return None
     tree = trafilatura.load_html(page)
-    if not isinstance(tree, lxml.html.HtmlElement):
-        return None
+    if isinstance(tree, lxml.html.HtmlElement) and nesting.cut_short(tree):
+        tree = trafilatura.load_html(nesting.shallower(page))
+    return tree if isinstance(tree, lxml.html.HtmlElement) else None
+
+
+def _prepared_within_budget(tree: lxml.html.HtmlElement) -> bool:
+    """Whether the page has ``ELEMENT_BUDGET`` elements at most, before it is prepared (which
+    costs as its elements do) and after (which adds paragraphs): ``tree`` is prepared when it
+    has before."""
+    return _within_budget(tree) and _within_budget(_prepare(tree))
+
+
+def _within_budget(tree: lxml.html.HtmlElement) -> bool:
+    """Whether the page (the whole document ``tree`` is of) has ``ELEMENT_BUDGET`` elements
+    at most, comments and the like counted."""
+    return sum(1 for _ in tree.getroottree().getroot().iter()) <= ELEMENT_BUDGET
+
+
+def _prepare(tree: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
+    """``tree`` prepared for trafilatura: its deepest levels unwrapped when its text weighs
+    over ``TEXT_DEPTH_BUDGET``, empty elements before text removed with their tails kept, a
+    container's own text in paragraphs."""
     depth = _unwrap_depth(tree)
     if depth is not None:
         for deepest in tree.xpath("/*" + "/*" * depth):  # the elements at that depth

@@ -27,6 +27,9 @@ PAYWALL = "paywall"
 META_REFRESH = "meta_refresh"
 JS_RENDERED = "js_rendered"
 NO_TEXT = "no_text"
+# … and one the judge gives without reading the page: too many elements to extract in bounded
+# CPU (text.ELEMENT_BUDGET)
+TOO_COMPLEX = "too_complex"
 
 # list_page's reasons (page.LIST_RULES)
 SITE_ROOT = "site_root"
