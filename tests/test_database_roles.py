@@ -51,6 +51,7 @@ RIGHTS: dict[str, tuple[set[str], set[str], set[str]]] = {
     "article_sketch": (set(), {"SELECT", "INSERT", "DELETE"}, set()),
     "issue": (set(), set(), {"SELECT", "INSERT", "UPDATE"}),
     "issue_event": (set(), set(), {"SELECT", "INSERT", "UPDATE", "DELETE"}),
+    "article_embedding": (set(), set(), {"SELECT", "INSERT", "UPDATE"}),
     # the migrations' own record: the owner's alone
     "schema_migration": (set(), set(), set()),
 }

