@@ -19,7 +19,8 @@ def test_create_applies_migrations_and_reports_success(feed_server, database, po
     with database.transaction() as cursor:  # a database as RDS creates it: empty
         cursor.execute(
             "DROP TABLE raw_article, issue, category, schema_migration, article_revision,"
-            " extraction_outbox, article_extraction, article_sketch, issue_event CASCADE"
+            " extraction_outbox, article_extraction, article_sketch, issue_event,"
+            " article_embedding CASCADE"
         )
     result = invoke("migrate", event_to(feed_server), DATABASE_URL=postgres_url)
     ((path, body),) = feed_server.uploads
