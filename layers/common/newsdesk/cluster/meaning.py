@@ -38,8 +38,10 @@ OTHER_THRESHOLD = 0.12
 # A title joins a group whose members it is on average at least this share of its threshold
 # similar to (average linkage), besides the centroid's.
 MEAN_SHARE = 1.0
-# Rows of the embeddings' product computed at once (a block is ROWS × n float32).
+# Rows of the embeddings' product computed at once (a block is ROWS × n float32), and the most
+# pairs above FLOOR kept per title (its highest cosines).
 ROWS = 1024
+NEIGHBOURS = 128
 _HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 
 
@@ -72,22 +74,32 @@ def meaning_graph(
     return Graph(sp.csr_matrix((values, (rows, cols)), shape=(n, n)))
 
 
-def _above(embeddings: np.ndarray, floor: float) -> sp.csr_matrix:
-    """The embeddings' cosines above ``floor`` (the diagonal among them), a block of rows at a
-    time."""
+def _above(embeddings: np.ndarray, floor: float, neighbours: int = NEIGHBOURS) -> sp.csr_matrix:
+    """The embeddings' cosines above ``floor`` (the diagonal among them), each title's
+    ``neighbours`` highest at most, both ways (a pair is kept when either title keeps it), a
+    block of rows at a time: memory grows with the titles, not with their square (e5 puts
+    most headlines of one category above 0.8 of each other)."""
     n = embeddings.shape[0]
     rows, cols, values = [], [], []
     for start in range(0, n, ROWS):
         block = embeddings[start : start + ROWS] @ embeddings.T
-        r, c = np.nonzero(block > floor)
+        if n > neighbours:  # each row's highest, the rest left out
+            kept = np.argpartition(block, n - neighbours, axis=1)[:, n - neighbours :]
+            top = np.take_along_axis(block, kept, axis=1)
+            r, k = np.nonzero(top > floor)
+            c, v = kept[r, k], top[r, k]
+        else:
+            r, c = np.nonzero(block > floor)
+            v = block[r, c]
         rows.append(r + start)
         cols.append(c)
-        values.append(block[r, c].astype(np.float64))
+        values.append(v.astype(np.float64))
     if not rows:
         return sp.csr_matrix((n, n))
-    return sp.csr_matrix(
+    above = sp.csr_matrix(
         (np.concatenate(values), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n)
     )
+    return above.maximum(above.T).tocsr()
 
 
 def meaning_groups(
