@@ -214,6 +214,20 @@ def test_a_gigabyte_content_length_is_refused_before_reading(serve, collect_feed
     assert "Content-Length 1073741824" in (report.error or "")
 
 
+@pytest.mark.parametrize("declared", ["²", "9" * 5000])
+def test_a_content_length_python_will_not_read_is_no_crash_but_a_feed_read_to_its_cap(
+    serve, collect_feed, declared
+):
+    """The attack: a Content-Length of "²" (isdigit() takes it) or of 5,000 digits (int()
+    refuses more than 4,300) raised ValueError in the fetch, a bug rather than the feed's
+    answer; the header is read by its grammar: 5,000 digits are over the cap, and "²" none
+    (the body then runs to the connection's end, which this server keeps open: a timeout)."""
+    headers = (("Content-Length", declared),)
+    report = collect_feed(serve("/odd.xml", body=rss(item()), headers=headers))
+    expected = "too_large" if declared.isascii() else "timeout"
+    assert (report.status, report.failure_class) == (FEED_FAILED, expected)
+
+
 def test_a_short_content_length_truncates_to_a_counted_failure(serve, collect_feed):
     report = collect_feed(serve("/short.xml", body=rss(item()), headers=(("Content-Length", "9"),)))
     assert (report.status, report.failure_class) == (FEED_FAILED, "not_a_feed")

@@ -57,6 +57,7 @@ from newsdesk.core.errors import (
 )
 from newsdesk.core.fetched import FetchResult
 from newsdesk.core.settings import Settings
+from newsdesk.core.times import ascii_number
 
 __all__ = [
     "FetchPolicy",
@@ -390,8 +391,8 @@ def _follow(
 def _read_body(response: requests.Response, policy: FetchPolicy, watch: _Watch) -> bytes:
     max_bytes = policy.max_bytes
     declared = response.headers.get("Content-Length", "")
-    digits = declared.isascii() and declared.isdigit()  # "²" passes isdigit() alone
-    if not policy.cut_at_cap and digits and int(declared) > max_bytes:
+    length = ascii_number(declared, 2**63)  # "²" or 5,000 digits: no int() raising
+    if not policy.cut_at_cap and length is not None and length > max_bytes:
         raise ResponseTooLargeError(
             f"Content-Length {declared} is over FETCH_MAX_BYTES ({max_bytes} bytes)"
         )

@@ -85,10 +85,17 @@ def delta_seconds(value: str) -> int | None:
     """A number of seconds (or, for RSS's ``<ttl>``, minutes) as RFC 9111 1.2.2 writes it,
     ``1*DIGIT`` of ASCII digits, around whitespace: at most DELTA_SECONDS_MAX; None for
     anything else (``str.isdigit`` takes "²" and "٣", which are no such digits)."""
+    return ascii_number(value, DELTA_SECONDS_MAX)
+
+
+def ascii_number(value: str, most: int) -> int | None:
+    """``1*DIGIT`` of ASCII digits around whitespace (a delta-seconds, a Content-Length), at
+    most ``most``: None for anything else; thousands of digits are read without ``int()``,
+    which refuses more than 4,300."""
     digits = value.strip()
     if not digits or not digits.isascii() or not digits.isdigit():
         return None
     digits = digits.lstrip("0") or "0"
-    if len(digits) > len(str(DELTA_SECONDS_MAX)):  # int() of 400 digits is not needed
-        return DELTA_SECONDS_MAX
-    return min(int(digits), DELTA_SECONDS_MAX)
+    if len(digits) > len(str(most)):
+        return most
+    return min(int(digits), most)
