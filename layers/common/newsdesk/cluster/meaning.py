@@ -38,8 +38,8 @@ OTHER_THRESHOLD = 0.12
 # A title joins a group whose members it is on average at least this share of its threshold
 # similar to (average linkage), besides the centroid's.
 MEAN_SHARE = 1.0
-# Rows of the embeddings' product computed at once (a block is ROWS × n float32), and the most
-# pairs above FLOOR kept per title (its highest cosines).
+# Rows of the embeddings' product computed at once (a block is ROWS × n float32, and its
+# ranking ROWS × n int64), and the most pairs above FLOOR kept per title (its highest cosines).
 ROWS = 1024
 NEIGHBOURS = 128
 _HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
