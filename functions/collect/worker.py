@@ -4,7 +4,7 @@ A failed feed is part of a successful record; a PostgreSQL or DynamoDB fault fai
 so that SQS delivers it again. A message refused (another version, a time ahead of the clock)
 is counted and logged, not failed: SQS would only deliver it again. The response also carries
 each outlet's report and the refusals, which the event source mapping ignores and `sam local
-invoke` and `newsdesk collect` show.
+invoke` shows (`newsdesk collect` leaves the refusals to the Lambda log).
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ not name is refused (counted and logged, not failed: the outbox sends its row ag
 invocation ends by relaying the outbox's due rows (pages that wait for a retry or for a host's
 breaker) and, once an hour per container, removing texts older than
 ARTICLE_TEXT_RETENTION_DAYS. The response also carries each article's report and the
-refusals, which the event source mapping ignores and `sam local invoke` and `newsdesk collect`
-show.
+refusals, which the event source mapping ignores and `sam local invoke` shows (`newsdesk
+collect` leaves the refusals to the Lambda log).
 """
 
 from __future__ import annotations

@@ -368,6 +368,8 @@ SUMMED = (
     "articles_left_single",
     "copies_attached",
     "events_published",
+    "articles_embedded",
+    "embedding_milliseconds",
     "events_failed",
 )
 LISTED = ("issues", "updated", "closed", "categories_done", "categories_locked_out")
