@@ -105,16 +105,7 @@ def collect_record(record: SQSRecord, collector: OutletCollector) -> dict[str, A
         logger.append_keys(outlet=message.outlet.name)
         report = collector.collect(message)
     except MessageRefusedError as e:
-        logger.warning(
-            "message refused",
-            extra={
-                "message_id": record.message_id,
-                "reason": e.reason,
-                "error": str(e),
-                **e.fields,
-            },
-        )
-        return Refusal(record.message_id, e.reason)
+        return Refusal.logged(record.message_id, e, logger)
     except NewsdeskError:
         logger.exception(
             "record failed; SQS will deliver it again", extra={"message_id": record.message_id}

@@ -133,16 +133,7 @@ def extract_record(record: SQSRecord, extractor: Extractor) -> dict[str, Any] | 
         logger.append_keys(article_id=message.article_id, host=message.host)
         report = extractor.pages.extract(message)
     except MessageRefusedError as e:
-        logger.warning(
-            "message refused",
-            extra={
-                "message_id": record.message_id,
-                "reason": e.reason,
-                "error": str(e),
-                **e.fields,
-            },
-        )
-        return Refusal(record.message_id, e.reason)
+        return Refusal.logged(record.message_id, e, logger)
     except NewsdeskError:
         logger.exception(
             "record failed; SQS will deliver it again", extra={"message_id": record.message_id}

@@ -32,6 +32,14 @@ class Refusal:
     message_id: str
     reason: str
 
+    @classmethod
+    def logged(cls, message_id: str, error: MessageRefusedError, logger: Any) -> Refusal:
+        """The refusal of ``error``, logged as ``message refused`` with its reason and fields
+        (``logger``: the handler's Powertools logger)."""
+        extra = {"message_id": message_id, "reason": error.reason, "error": str(error)}
+        logger.warning("message refused", extra=extra | error.fields)
+        return cls(message_id, error.reason)
+
 
 def _versioned(body: str, kind: str, version: int) -> dict[str, Any]:
     """``body``'s JSON object, of ``version``: a MessageError when it is none (or has no
