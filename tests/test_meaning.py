@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from newsdesk.cluster import embedding
+from newsdesk.cluster import embedding, job
 from newsdesk.cluster.embedding import DIMENSION, Embedder, model_name, shared
 from newsdesk.cluster.headline import headline_vectors
 from newsdesk.cluster.meaning import meaning_graph
@@ -137,6 +137,26 @@ def test_the_job_embeds_each_title_once_and_a_replay_reads_the_stored_vectors(da
     ]
     assert len(first.issues) == 1
     assert len(first.issues[0].article_ids) == 3
+
+
+def test_past_its_embedding_budget_a_run_leaves_titles_to_the_next_one_never_dropped(
+    database, monkeypatch: pytest.MonkeyPatch
+):
+    # GIVEN a run may embed two titles, and a window of seven without vectors
+    monkeypatch.setattr(job, "EMBED_PER_RUN", 2)
+    store(database, "정치", SUMMIT + SAME_SUBJECT)
+
+    # WHEN runs follow one another
+    runs = [cluster(database, method="meaning", threshold=0.25) for _ in range(4)]
+
+    # THEN each embeds two, counts the others as waiting and clusters only the titles with a
+    # vector (free ones: the summit's three are an issue from the second run on, as in one run)
+    assert [r.articles_embedded for r in runs] == [2, 2, 2, 1]
+    assert [r.articles_awaiting_embedding for r in runs] == [5, 3, 1, 0]
+    assert [r.articles_considered for r in runs] == [2, 4, 3, 4]
+    assert runs[0].metric_counts()["ArticlesAwaitingEmbedding"] == 5
+    assert [len(r.issues) for r in runs] == [0, 1, 0, 0]
+    assert runs[1].issues[0].article_ids == [1, 2, 3]
 
 
 def test_a_title_revised_or_a_vector_of_another_model_is_embedded_again(database):

@@ -370,6 +370,7 @@ SUMMED = (
     "events_published",
     "articles_embedded",
     "embedding_milliseconds",
+    "articles_awaiting_embedding",
     "events_failed",
 )
 LISTED = ("issues", "updated", "closed", "categories_done", "categories_locked_out")

@@ -192,6 +192,8 @@ DESCRIBED = {
     "ArticlesEmbedded": "titles of the window the meaning method found without a stored vector "
     "and embedded (the others' were read)",
     "EmbeddingMilliseconds": "the time the run spent embedding them",
+    "ArticlesAwaitingEmbedding": "titles past the run's EMBED_PER_RUN (5,000) left without a "
+    "vector, not clustered until a later run embeds them",
     "ClusterRunsLockedOut": "categories left to another run, which held their lock",
     "IssueEventsFailed": "issue events the bus refused: they wait in the outbox",
 }

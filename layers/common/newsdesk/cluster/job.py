@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from aws_lambda_powertools import Logger
 
-from newsdesk.cluster.embedding import model_name, shared
+from newsdesk.cluster.embedding import DIMENSION, model_name, shared
 from newsdesk.cluster.grouping import assign
 from newsdesk.cluster.methods import (
     DEFAULT_METHOD,
@@ -49,6 +49,11 @@ from newsdesk.storage.issues import (
 )
 
 logger = Logger(child=True)
+
+# Titles a run of the meaning method embeds at most (about 150 s of the function's 300 at 30 ms
+# a title): a first run over a big window, or one after the model changed, leaves the rest
+# unclustered until the next run (issue 38; `newsdesk embed` embeds them all at once).
+EMBED_PER_RUN = 5000
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,7 @@ class ClusterRun:
     # stored), and the time that took
     articles_embedded: int = 0
     embedding_milliseconds: int = 0
+    articles_awaiting_embedding: int = 0  # past EMBED_PER_RUN: not clustered in this run
 
     @property
     def articles_joined(self) -> int:
@@ -150,6 +156,7 @@ class ClusterRun:
             "events_failed": self.events_failed,
             "articles_embedded": self.articles_embedded,
             "embedding_milliseconds": self.embedding_milliseconds,
+            "articles_awaiting_embedding": self.articles_awaiting_embedding,
             "issues": [issue.as_dict() for issue in self.issues],
             "updated": [issue.as_dict() for issue in self.updated],
             "closed": self.closed,
@@ -170,6 +177,7 @@ class ClusterRun:
             "IssueEventsFailed": self.events_failed,
             "ArticlesEmbedded": self.articles_embedded,
             "EmbeddingMilliseconds": self.embedding_milliseconds,
+            "ArticlesAwaitingEmbedding": self.articles_awaiting_embedding,
         }
 
 
@@ -241,6 +249,9 @@ def _cluster_category(
     run: ClusterRun,
     now: datetime,
 ) -> None:
+    vectors = None
+    if policy.method == "meaning":
+        articles, vectors = _embedded(database, articles, run)
     run.articles_considered += sum(not a.issued for a in articles)
     assignment = assign(
         [a.title for a in articles],
@@ -250,7 +261,7 @@ def _cluster_category(
         times=[a.collected_at.timestamp() for a in articles],
         standing=_standing(articles),
         idle_seconds=policy.idle.total_seconds(),
-        embeddings=_embeddings(database, articles, run) if policy.method == "meaning" else None,
+        embeddings=vectors,
     )
     for issue_id, indices in sorted(assignment.joins.items()):
         _grow(database, issue_id, [articles[i] for i in indices], run, now)
@@ -258,21 +269,34 @@ def _cluster_category(
         _create(database, articles, group, run, now)
 
 
-def _embeddings(database: Database, articles: list[WindowArticle], run: ClusterRun) -> np.ndarray:
-    """The window's title vectors (issue 38): those stored for the titles as they are, and the
-    others embedded now and stored, so that a later run, or a replay, reads them."""
+def _embedded(
+    database: Database, articles: list[WindowArticle], run: ClusterRun
+) -> tuple[list[WindowArticle], np.ndarray]:
+    """The window's articles that have a title vector, and their vectors (issue 38): those
+    stored for the titles as they are, and the others embedded now and stored, so that a later
+    run, or a replay, reads them; at most EMBED_PER_RUN a run (issues' members first, then by
+    id), the rest left to the next run (``articles_awaiting_embedding``)."""
     model = model_name()
     vectors = embeddings.stored(database, [a.id for a in articles], model)
-    missing = [a for a in articles if a.id not in vectors]
-    if missing:
+    missing = sorted((a for a in articles if a.id not in vectors), key=lambda a: not a.issued)
+    now_embedded = missing[:EMBED_PER_RUN]
+    if now_embedded:
         started = time.perf_counter()
-        made = dict(zip(missing, shared().embed([a.title for a in missing]), strict=True))
+        made = dict(zip(now_embedded, shared().embed([a.title for a in now_embedded]), strict=True))
         run.embedding_milliseconds += round((time.perf_counter() - started) * 1000)
         embeddings.store(database, model, ((a.id, a.title, v) for a, v in made.items()))
         vectors.update((a.id, v) for a, v in made.items())
-        run.articles_embedded += len(missing)
-        logger.info("titles embedded", extra={"articles": len(missing), "model": model})
-    return np.stack([vectors[a.id] for a in articles])
+        run.articles_embedded += len(made)
+        logger.info("titles embedded", extra={"articles": len(made), "model": model})
+    if len(missing) > len(now_embedded):
+        run.articles_awaiting_embedding += len(missing) - len(now_embedded)
+        logger.info(
+            "titles left to the next run to embed",
+            extra={"articles": len(missing) - len(now_embedded), "most": EMBED_PER_RUN},
+        )
+    kept = [a for a in articles if a.id in vectors]
+    rows = [vectors[a.id] for a in kept]
+    return kept, np.stack(rows) if rows else np.zeros((0, DIMENSION), dtype=np.float32)
 
 
 def _standing(articles: list[WindowArticle]) -> Standing:
