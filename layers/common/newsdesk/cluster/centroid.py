@@ -60,6 +60,11 @@ NON_HANGUL_MEAN_FLOOR = 0.1
 _HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 
 
+def has_hangul(titles: Sequence[str]) -> list[bool]:
+    """Whether each title has a Hangul syllable or jamo: which script's settings it takes."""
+    return [_HANGUL.search(t) is not None for t in titles]
+
+
 # Passes a window's merges may take to settle (issue 24; on the labelled sets, two).
 SETTLE_PASSES = 4
 # Rows a sparse product covers (against every earlier title), and rows whose sums per group are
@@ -96,7 +101,7 @@ def centroid_groups(
     floors: float | list[float] = mean_floor
     if analyser == "headline":  # its own normal form strips the tags
         vectors = centroid_vectors(titles, analyser)
-        hangul = [_HANGUL.search(t) is not None for t in titles]
+        hangul = has_hangul(titles)
         thresholds = [threshold * (1.0 if h else NON_HANGUL_SHARE) for h in hangul]
         floors = [mean_floor if h else min(mean_floor, NON_HANGUL_MEAN_FLOOR) for h in hangul]
     else:

@@ -18,13 +18,12 @@ run on it as on vectors (``vectors.Graph``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
-from newsdesk.cluster.centroid import WINDOW_SECONDS, centroid_pass
+from newsdesk.cluster.centroid import WINDOW_SECONDS, centroid_pass, has_hangul
 from newsdesk.cluster.embedding import shared
 from newsdesk.cluster.headline import headline_vectors
 from newsdesk.cluster.methods import Assignment, Standing
@@ -35,18 +34,10 @@ HANGUL_WEIGHT = 0.5
 OTHER_WEIGHT = 0.3
 HANGUL_THRESHOLD = 0.25
 OTHER_THRESHOLD = 0.12
-# A title joins a group whose members it is on average at least this share of its threshold
-# similar to (average linkage), besides the centroid's.
-MEAN_SHARE = 1.0
 # Rows of the embeddings' product computed at once (a block is ROWS × n float32, and its
 # ranking ROWS × n int64), and the most pairs above FLOOR kept per title (its highest cosines).
 ROWS = 1024
 NEIGHBOURS = 128
-_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
-
-
-def has_hangul(titles: Sequence[str]) -> np.ndarray:
-    return np.array([_HANGUL.search(t) is not None for t in titles], dtype=bool)
 
 
 def meaning_graph(
@@ -64,7 +55,7 @@ def meaning_graph(
     meant = _above(np.asarray(embeddings, dtype=np.float32), floor).tocoo()
     rows = np.concatenate([n_grams.row, meant.row])
     cols = np.concatenate([n_grams.col, meant.col])
-    hangul = has_hangul(titles)
+    hangul = np.array(has_hangul(titles), dtype=bool)
     both = hangul[rows] & hangul[cols]
     weight = np.where(both, hangul_weight, other_weight)
     scaled = np.clip((meant.data - floor) / (1.0 - floor), 0.0, 1.0)
@@ -119,6 +110,6 @@ def meaning_groups(
     graph = meaning_graph(titles, vectors)
     share = OTHER_THRESHOLD / HANGUL_THRESHOLD
     thresholds = [threshold if h else threshold * share for h in has_hangul(titles)]
-    floors = [t * MEAN_SHARE for t in thresholds]
-    args = (graph, thresholds, min_size, taken, times, standing, idle_seconds, floors)
+    # the mean similarity to the members (average linkage) at the threshold too
+    args = (graph, thresholds, min_size, taken, times, standing, idle_seconds, thresholds)
     return centroid_pass(*args, merge=True)
