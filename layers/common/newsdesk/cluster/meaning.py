@@ -38,6 +38,10 @@ OTHER_THRESHOLD = 0.12
 # ranking ROWS × n int64), and the most pairs above FLOOR kept per title (its highest cosines).
 ROWS = 1024
 NEIGHBOURS = 128
+# Hangul titles: how near by meaning two titles must be to each other, in rank (tuned on the
+# generated sets at 5,000, ko-dev's tuned part and UCI; English pairs do without: UCI's stories
+# of hundreds of headlines lost their links)
+MUTUAL = 10
 
 
 def meaning_graph(
@@ -52,10 +56,19 @@ def meaning_graph(
         raise ValueError("embeddings must have one row per title")
     lexical = without_common(headline_vectors(titles))
     n_grams = (lexical @ lexical.T).tocoo()
-    meant = _above(np.asarray(embeddings, dtype=np.float32), floor).tocoo()
+    above, nearest = _above(np.asarray(embeddings, dtype=np.float32), floor)
+    meant = above.tocoo()
+    hangul = np.array(has_hangul(titles), dtype=bool)
+    # a pair of Hangul titles counts its meaning only if each is among the other's MUTUAL
+    # nearest: in a window of one subject every title is close to every other
+    mutual = ~(hangul[meant.row] & hangul[meant.col]) | (
+        meant.data >= np.maximum(nearest[meant.row], nearest[meant.col])
+    )
+    meant = sp.coo_matrix(
+        (meant.data[mutual], (meant.row[mutual], meant.col[mutual])), shape=meant.shape
+    )
     rows = np.concatenate([n_grams.row, meant.row])
     cols = np.concatenate([n_grams.col, meant.col])
-    hangul = np.array(has_hangul(titles), dtype=bool)
     both = hangul[rows] & hangul[cols]
     weight = np.where(both, hangul_weight, other_weight)
     scaled = np.clip((meant.data - floor) / (1.0 - floor), 0.0, 1.0)
@@ -65,15 +78,23 @@ def meaning_graph(
     return Graph(sp.csr_matrix((values, (rows, cols)), shape=(n, n)))
 
 
-def _above(embeddings: np.ndarray, floor: float, neighbours: int = NEIGHBOURS) -> sp.csr_matrix:
+def _above(
+    embeddings: np.ndarray, floor: float, neighbours: int = NEIGHBOURS
+) -> tuple[sp.csr_matrix, np.ndarray]:
     """The embeddings' cosines above ``floor`` (the diagonal among them), each title's
     ``neighbours`` highest at most, both ways (a pair is kept when either title keeps it), a
     block of rows at a time: memory grows with the titles, not with their square (e5 puts
-    most headlines of one category above 0.8 of each other)."""
+    most headlines of one category above 0.8 of each other); and each title's cosine to its
+    MUTUAL-th nearest other title (-inf when there are no more than MUTUAL others)."""
     n = embeddings.shape[0]
     rows, cols, values = [], [], []
+    nearest = np.full(n, -np.inf)
     for start in range(0, n, ROWS):
         block = embeddings[start : start + ROWS] @ embeddings.T
+        if n > MUTUAL + 1:  # the title itself is its own nearest
+            nearest[start : start + ROWS] = np.partition(block, n - MUTUAL - 1, axis=1)[
+                :, n - MUTUAL - 1
+            ]
         if n > neighbours:  # each row's highest, the rest left out
             kept = np.argpartition(block, n - neighbours, axis=1)[:, n - neighbours :]
             top = np.take_along_axis(block, kept, axis=1)
@@ -86,11 +107,11 @@ def _above(embeddings: np.ndarray, floor: float, neighbours: int = NEIGHBOURS) -
         cols.append(c)
         values.append(v.astype(np.float64))
     if not rows:
-        return sp.csr_matrix((n, n))
+        return sp.csr_matrix((n, n)), nearest
     above = sp.csr_matrix(
         (np.concatenate(values), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n)
     )
-    return above.maximum(above.T).tocsr()
+    return above.maximum(above.T).tocsr(), nearest
 
 
 def meaning_groups(
