@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from newsdesk.cluster import embedding, job
+from newsdesk.cluster import embedding, job, meaning
 from newsdesk.cluster.embedding import DIMENSION, Embedder, model_name, shared
 from newsdesk.cluster.headline import headline_vectors
 from newsdesk.cluster.meaning import meaning_graph
@@ -48,6 +48,28 @@ def test_korean_paraphrases_sharing_few_ngrams_join_and_one_subjects_other_news_
     groups = find_groups(titles, 0.25, 3, method="meaning", embeddings=embedder.embed(titles))
 
     assert [g.members for g in groups] == [[0, 1, 2]]
+
+
+def test_a_window_of_one_subject_keeps_its_events_apart(monkeypatch: pytest.MonkeyPatch):
+    # GIVEN forty Korean titles sharing no n-gram whose embeddings are all about 0.9 apart (one
+    # subject), three of them nearly one (an event)
+    rng = np.random.default_rng(38)
+    base = rng.normal(size=DIMENSION)
+    spread = np.linalg.norm(base) / np.sqrt(DIMENSION)
+    vectors = base + 0.32 * spread * rng.normal(size=(40, DIMENSION))
+    vectors[-3:] = vectors[-1] + 0.05 * spread * rng.normal(size=(3, DIMENSION))
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    titles = [chr(0xAC00 + 29 * i) + chr(0xAC00 + 29 * i + 13) for i in range(40)]
+
+    # WHEN they are clustered, and again without the mutual-neighbour rule
+    groups = [g.members for g in find_groups(titles, 0.25, 3, method="meaning", embeddings=vectors)]
+    monkeypatch.setattr(meaning, "MUTUAL", 10**6)
+    merged = [g.members for g in find_groups(titles, 0.25, 3, method="meaning", embeddings=vectors)]
+
+    # THEN the event is one group and no group gathers the subject; without the rule, one does
+    assert [37, 38, 39] in groups
+    assert max(len(g) for g in groups) <= 4
+    assert max(len(g) for g in merged) >= 30
 
 
 def test_the_embeddings_given_are_the_ones_compared():
