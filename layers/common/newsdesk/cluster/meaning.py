@@ -9,7 +9,9 @@ share few characters (李대통령 / 이재명 대통령) are held by the first 
 told in the same words kept apart by both. ``w`` and the join threshold are per script, as
 the headline method's: a pair of titles with Hangul takes the Hangul weight, any other pair
 the other, and a title joins a group when its mean and centroid similarity to the members are
-at least its script's threshold.
+at least its script's threshold. A pair of Hangul titles counts its embedding only when each is
+among the other's MUTUAL nearest: in a window of one subject e5 puts every title above FLOOR
+of every other, and events would merge.
 
 Only the pairs that count are kept (a sparse graph: pairs above FLOOR by embedding, or
 sharing an n-gram), so the pass, the merging of groups found apart and the representatives
