@@ -128,15 +128,19 @@ def test_the_commonest_ngrams_are_left_out_only_past_the_budget():
     assert kept[8].nnz == vectors[8].nnz  # the rare title untouched
 
 
+def drawn_window(n: int, data: st.DataObject) -> tuple[np.ndarray, Standing, list[int]]:
+    """A window of ``n`` titles drawn: taken flags, issue 7 open and 8 closed, ascending times."""
+    taken = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    issue_of = data.draw(st.lists(st.sampled_from([-1, -1, -1, -1, 7, 8]), min_size=n, max_size=n))
+    times = sorted(data.draw(st.lists(st.integers(0, 40), min_size=n, max_size=n)))
+    return taken, Standing(issue_of, {7: -1}), times
+
+
 @settings(max_examples=60, deadline=None)
 @given(titles=titles, data=st.data())
 def test_the_settling_pass_over_changed_titles_is_the_whole_pass_again(titles, data):
     # GIVEN a window with issues open and closed, taken titles, in small blocks and steps
-    n = len(titles)
-    taken = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
-    issue_of = data.draw(st.lists(st.sampled_from([-1, -1, -1, -1, 7, 8]), min_size=n, max_size=n))
-    standing = Standing(issue_of, {7: -1})
-    times = sorted(data.draw(st.lists(st.integers(0, 40), min_size=n, max_size=n)))
+    taken, standing, times = drawn_window(len(titles), data)
     vectors = headline_vectors(titles)
     args = (vectors, 0.3, 2, taken, times, standing, 20, 0.2)
 
@@ -172,11 +176,7 @@ def test_the_settling_pass_is_the_whole_pass_on_windows_that_merge(monkeypatch):
 def test_the_pass_over_a_graph_of_the_similarities_is_the_pass_over_the_vectors(titles, data):
     # GIVEN a window with issues open and closed and taken titles, and its similarities given
     # outright (the meaning method's Graph) as the vectors' products
-    n = len(titles)
-    taken = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
-    issue_of = data.draw(st.lists(st.sampled_from([-1, -1, -1, -1, 7, 8]), min_size=n, max_size=n))
-    standing = Standing(issue_of, {7: -1})
-    times = sorted(data.draw(st.lists(st.integers(0, 40), min_size=n, max_size=n)))
+    taken, standing, times = drawn_window(len(titles), data)
     vectors = headline_vectors(titles)
     rest = (0.3, 2, taken, times, standing, 20, 0.2)
 

@@ -28,6 +28,8 @@ from newsdesk.core.fetched import FetchResult
 from newsdesk.extract.text import TEXT_DEPTH_BUDGET, decode_html, extract_text
 from newsdesk_local.feedserver import FeedServer
 from tests.conftest import EXTRACT_ON, article_page, extract_all, invoke, worker_event
+from tests.hostile_shapes import ARTICLE as PARAGRAPHS
+from tests.hostile_shapes import SENTENCE
 
 # its tests start servers or processes of their own (tests/conftest.py)
 pytestmark = pytest.mark.integration
@@ -44,17 +46,6 @@ POLICY = FetchPolicy(
     user_agent="newsdesk-test",
     allow_private_networks=True,
 )
-SENTENCE = "서울시가 내년부터 시내버스 노선 스물세 개를 새로 고치기로 했다고 1일 밝혔다. "
-PARAGRAPHS = [
-    "서울시가 내년부터 시내버스 노선 스물세 개를 새로 고치기로 했다고 1일 밝혔다. 출퇴근 시간에"
-    " 승객이 몰리는 구간의 배차 간격을 줄이고, 이용객이 적은 심야 노선은 수요응답형 버스로 바꾼다.",
-    "시는 지난 6개월 동안 교통카드 이용 기록 1억 건을 분석해 노선별 혼잡도를 따졌다. 분석 결과"
-    " 강남과 여의도를 잇는 노선의 아침 혼잡도가 가장 높았고, 외곽 순환 노선은 승객이 절반 이하로"
-    " 줄었다.",
-    "교통정책과 관계자는 시민 의견을 듣는 공청회를 이달 중순 세 차례 열고, 노선 조정안을 확정해"
-    " 내년 3월부터 차례로 시행할 계획이라고 설명했다. 조정 대상 노선은 시 누리집에서 확인할 수"
-    " 있다.",
-]
 
 
 def page(body: str, head: str = '<meta charset="utf-8">') -> str:
