@@ -308,10 +308,7 @@ def _parse(page: str) -> Any:
     when there is nothing to parse."""
     if not page.strip():
         return None
-    tree = _tree(page)
-    if tree is not None and nesting.cut_short(tree):
-        tree = _tree(nesting.shallower(page))
-    return tree
+    return nesting.whole(page, _tree)
 
 
 def _tree(page: str) -> Any:

@@ -18,7 +18,10 @@ times, whatever its shape: about 0.5 s of CPU for 2 MB of tags.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 LIBXML2_DEPTH = 255  # the deepest element libxml2 builds, the root at 0 (2.9 to 2.14)
 MAX_DEPTH = 200  # open elements kept, well under it: the parser adds <html>, <body>
@@ -63,6 +66,15 @@ _CLOSES = {
 def cut_short(tree: Any) -> bool:
     """Whether ``tree`` (lxml's) reaches the parser's stop: the page went on below it."""
     return bool(tree.getroottree().xpath("/*" + "/*" * LIBXML2_DEPTH))
+
+
+def whole(page: str, load: Callable[[str], T | None]) -> T | None:
+    """``load(page)``, a tree (None: nothing to parse), read again from the page made
+    ``shallower`` when libxml2 cut it short, so that what follows the nesting is in it."""
+    tree = load(page)
+    if tree is not None and cut_short(tree):
+        tree = load(shallower(page))
+    return tree
 
 
 def shallower(page: str, max_depth: int = MAX_DEPTH) -> str:

@@ -260,9 +260,11 @@ def _load(page: str) -> lxml.html.HtmlElement | None:
     None when there is nothing to parse."""
     if not page.strip():
         return None
+    return nesting.whole(page, _html)
+
+
+def _html(page: str) -> lxml.html.HtmlElement | None:
     tree = trafilatura.load_html(page)
-    if isinstance(tree, lxml.html.HtmlElement) and nesting.cut_short(tree):
-        tree = trafilatura.load_html(nesting.shallower(page))
     return tree if isinstance(tree, lxml.html.HtmlElement) else None
 
 
