@@ -10,7 +10,7 @@ invoke` shows (`newsdesk collect` leaves the refusals to the Lambda log).
 from __future__ import annotations
 
 import functools
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -85,8 +85,7 @@ def handle(event: dict[str, Any], context: LambdaContext, worker: Worker) -> dic
     with processor(records=event["Records"], handler=record_handler, lambda_context=context):
         outcomes = processor.process()
     results = [result for status, result, _ in outcomes if status == "success"]
-    refused = [asdict(result) for result in results if isinstance(result, Refusal)]
-    reports = [result for result in results if not isinstance(result, Refusal)]
+    reports, refused = Refusal.apart(results)
     response = processor.response()
     metrics.add_metric("MessagesReceived", MetricUnit.Count, len(event["Records"]))
     metrics.add_metric("MessagesFailed", MetricUnit.Count, len(response["batchItemFailures"]))

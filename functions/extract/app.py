@@ -13,7 +13,7 @@ collect` leaves the refusals to the Lambda log).
 from __future__ import annotations
 
 import functools
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -111,8 +111,7 @@ def handle(event: dict[str, Any], context: LambdaContext, extractor: Extractor) 
     with processor(records=event["Records"], handler=record_handler, lambda_context=context):
         outcomes = processor.process()
     results = [result for status, result, _ in outcomes if status == "success"]
-    refused = [asdict(result) for result in results if isinstance(result, Refusal)]
-    reports = [result for result in results if not isinstance(result, Refusal)]
+    reports, refused = Refusal.apart(results)
     response = processor.response()
     now = utc_now()
     relayed = relay(extractor.store, extractor.queue, now)

@@ -7,7 +7,7 @@ deleted), never read as the version known here."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -39,6 +39,12 @@ class Refusal:
         extra = {"message_id": message_id, "reason": error.reason, "error": str(error)}
         logger.warning("message refused", extra=extra | error.fields)
         return cls(message_id, error.reason)
+
+    @staticmethod
+    def apart(results: list[Any]) -> tuple[list[Any], list[dict[str, str]]]:
+        """A batch's results: the reports, and the refusals as the handler's answer has them."""
+        refused = [asdict(r) for r in results if isinstance(r, Refusal)]
+        return [r for r in results if not isinstance(r, Refusal)], refused
 
 
 def _versioned(body: str, kind: str, version: int) -> dict[str, Any]:
