@@ -34,9 +34,10 @@ from newsdesk.cluster.headline import strip_tags as strip_tags  # its home befor
 from newsdesk.cluster.merging import merge_groups
 from newsdesk.cluster.methods import Assignment, Group, Standing
 from newsdesk.cluster.vectors import (
+    Rows,
     Similar,
     centroid_vectors,
-    product_factors,
+    product_rows,
     representatives,
     self_similarity,
     without_common,
@@ -137,17 +138,17 @@ def centroid_pass(
     state = _Pass(vectors, threshold, mean_floor, issue_of, taken.tolist(), times, idle_seconds)
     state.stored_open = dict(opened)
     state.neighbours = _Neighbours(vectors.shape[0]) if merge else None
-    compact, right = product_factors(vectors)  # n-grams by titles, once
-    state.run(opened, compact, right, block_rows, step_rows)
+    rows = product_rows(vectors)
+    state.run(opened, rows, block_rows, step_rows)
     passes = 1
     while merge and state.merge(min_size) and passes < SETTLE_PASSES:
         before = state
         state, opened = before.pinned(min_size)
         if settle == "whole":
             state.neighbours = None
-            state.run(opened, compact, right, block_rows, step_rows)
+            state.run(opened, rows, block_rows, step_rows)
         else:
-            state.settle(before, opened, compact, right)
+            state.settle(before, opened, rows)
         passes += 1
     return state.assignment(min_size)
 
@@ -196,24 +197,23 @@ class _Pass:
     def run(
         self,
         opened: dict[int, int],
-        compact: sp.csr_matrix,
-        right: sp.csr_matrix,
+        rows: Rows,
         block_rows: int,
         step_rows: int,
     ) -> None:
-        """The pass over every title, ``opened`` the issues that take members; ``compact``:
-        the vectors over the n-grams two titles share, ``right`` its transpose."""
+        """The pass over every title, ``opened`` the issues that take members; ``rows``: the
+        titles' similarities, a block of rows at a time (``product_rows``)."""
         self.open_issues = opened
         n = self.vectors.shape[0]
         for start in range(0, n, block_rows):
             stop = min(n, start + block_rows)
             # every earlier title's product (the later ones' are dropped in the step)
-            block = (compact[start:stop] @ right).tocsr()
+            block = rows(start, stop)
             for step in range(start, stop, step_rows):
-                rows = block[step - start : min(stop, step + step_rows) - start]
+                products = block[step - start : min(stop, step + step_rows) - start]
                 if self.neighbours is not None:
-                    self.neighbours.add(rows, step)
-                self.step(rows, step)
+                    self.neighbours.add(products, step)
+                self.step(products, step)
         if self.neighbours is not None:
             self.neighbours.finish()
 
@@ -360,9 +360,7 @@ class _Pass:
         self.groups_list[i] = g
         self.placed_dot[i] = dot
 
-    def settle(
-        self, before: _Pass, opened: dict[int, int], compact: sp.csr_matrix, right: sp.csr_matrix
-    ) -> None:
+    def settle(self, before: _Pass, opened: dict[int, int], rows: Rows) -> None:
         """``run``'s outcome, given ``before``, the pass whose merged groups this one pins: a
         title whose candidate groups are, as of it, ``before``'s (the same members so far)
         makes ``before``'s choice with its dot; only the others are compared again (their
@@ -389,15 +387,13 @@ class _Pass:
                         self.by_issue[issue] = target
                 self.add(i, target, before.placed_dot[i])
             else:
-                self.place(i, *self._compared(i, compact, right))
+                self.place(i, *self._compared(i, rows))
             twins.placed(self, i, was)
 
-    def _compared(
-        self, i: int, compact: sp.csr_matrix, right: sp.csr_matrix
-    ) -> tuple[set[int], Callable[[int], float]]:
+    def _compared(self, i: int, rows: Rows) -> tuple[set[int], Callable[[int], float]]:
         """Title ``i``'s candidate groups and its summed similarity to each group, from its
         products with the titles placed before it."""
-        row = (compact[i] @ right).tocsr()
+        row = rows(i, i + 1)
         earlier = row.indices < i
         cols, values = row.indices[earlier], row.data[earlier]
         groups = self.group_of[cols]

@@ -7,7 +7,7 @@ fixed number of entries). Memory grows with the number of similar pairs, not wit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
 import numpy as np
@@ -114,38 +114,78 @@ def group_sums(vectors: sp.csr_matrix, groups: Sequence[Sequence[int]]) -> sp.cs
 
 class Graph:
     """Similarities given outright rather than as dot products of title vectors: a sparse
-    symmetric n×n matrix, each title's similarity to itself on the diagonal (the meaning
-    method's, issue 38, which mixes an embedding's cosine and the n-grams' and keeps only the
-    pairs that count). The centroid pass, merging and ``representatives`` take it where they
-    take vectors: a title's summed similarity to a group is its row summed over the members."""
+    symmetric n×n matrix, each title's similarity to itself on the diagonal. The centroid
+    pass, merging and ``representatives`` take it where they take vectors, reading it a block
+    of rows at a time (``rows``), so that a graph whose rows are computed on demand (the
+    meaning method's, issue 38) is never held whole: a title's summed similarity to a group is
+    its row summed over the members."""
 
     def __init__(self, matrix: sp.spmatrix) -> None:
         self.matrix = sp.csr_matrix(matrix)
-        self.shape = self.matrix.shape
+        self.shape: tuple[int, int] = self.matrix.shape
+
+    def rows(self, start: int, stop: int) -> sp.csr_matrix:
+        """Titles ``start`` … ``stop - 1``'s similarities to every title."""
+        return self.matrix[start:stop]
+
+    def diagonal(self) -> np.ndarray:
+        return np.asarray(self.matrix.diagonal(), dtype=np.float64)
+
+    def between(self, membership: sp.csr_matrix) -> sp.csr_matrix:
+        """The summed similarities of every pair of groups' members (``membership``: groups
+        by titles), a block of rows at a time."""
+        by_column = membership.tocsc()
+        summed = sp.csr_matrix((membership.shape[0], self.shape[0]))
+        for start, stop in self._spans():
+            summed += by_column[:, start:stop] @ self.rows(start, stop)
+        return (summed @ membership.T).tocsr()
+
+    def to_own_group(
+        self, membership: sp.csr_matrix, members: np.ndarray, group: np.ndarray
+    ) -> np.ndarray:
+        """Each of ``members``' row summed over its group's members (``group``: its row of
+        ``membership``), a block of rows at a time."""
+        to_groups_of = membership.T.tocsr()
+        score = np.zeros(len(members))
+        for start, stop in self._spans():
+            at = np.flatnonzero((members >= start) & (members < stop))
+            if len(at):
+                to_groups = (self.rows(start, stop) @ to_groups_of).tocsr()
+                score[at] = np.asarray(to_groups[members[at] - start, group[at]]).ravel()
+        return score
+
+    def _spans(self) -> list[tuple[int, int]]:
+        n = self.shape[0]
+        return [(start, min(n, start + GRAPH_ROWS)) for start in range(0, n, GRAPH_ROWS)]
 
 
 # Title vectors, or similarities given outright.
 Similar: TypeAlias = sp.csr_matrix | Graph
+# Rows of a Graph read at once where all of it is summed (merging, representatives).
+GRAPH_ROWS = 2048
 
 
 def self_similarity(vectors: Similar) -> np.ndarray:
     """Each title's similarity to itself: its vector's squared length, or the diagonal."""
     if isinstance(vectors, Graph):
-        return np.asarray(vectors.matrix.diagonal(), dtype=np.float64)
+        return vectors.diagonal()
     return np.asarray(vectors.multiply(vectors).sum(axis=1), dtype=np.float64).ravel()
 
 
-def product_factors(vectors: Similar) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """``left`` and ``right`` whose product's rows are the titles' similarities to every
-    title off the diagonal (the centroid pass multiplies them a block of rows at a time):
-    the vectors over the n-grams two titles share and its transpose, or the graph and the
-    identity."""
+Rows: TypeAlias = Callable[[int, int], sp.csr_matrix]
+
+
+def product_rows(vectors: Similar) -> Rows:
+    """A function of ``start`` and ``stop`` whose value's rows are those titles' similarities
+    to every title, off the diagonal (the centroid pass reads them a block of rows at a time):
+    the vectors over the n-grams two titles share times its transpose, or the graph's rows."""
     if isinstance(vectors, Graph):
-        return vectors.matrix, sp.identity(vectors.shape[0], format="csr")
+        return vectors.rows
     frequency = np.bincount(vectors.indices, minlength=vectors.shape[1])
     shared = np.flatnonzero(frequency > 1)
     compact = vectors if len(shared) == vectors.shape[1] else vectors[:, shared].tocsr()
-    return compact, compact.T.tocsr()
+    right = compact.T.tocsr()
+    return lambda start, stop: (compact[start:stop] @ right).tocsr()
 
 
 def _membership(groups: Sequence[Sequence[int]], n: int) -> sp.csr_matrix:
@@ -164,8 +204,7 @@ def _membership(groups: Sequence[Sequence[int]], n: int) -> sp.csr_matrix:
 def between_groups(vectors: Similar, groups: Sequence[Sequence[int]]) -> sp.csr_matrix:
     """The summed similarities of every pair of groups' members (groups by groups)."""
     if isinstance(vectors, Graph):
-        membership = _membership(groups, vectors.shape[0])
-        return (membership @ vectors.matrix @ membership.T).tocsr()
+        return vectors.between(_membership(groups, vectors.shape[0]))
     sums = group_sums(vectors, groups)
     return (sums @ sums.T).tocsr()
 
@@ -179,8 +218,8 @@ def representatives(vectors: Similar, groups: Sequence[Sequence[int]]) -> list[i
     members = np.concatenate([np.asarray(g, dtype=np.int64) for g in groups])
     group = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
     if isinstance(vectors, Graph):
-        to_groups = (vectors.matrix[members] @ _membership(groups, vectors.shape[0]).T).tocsr()
-        score = np.asarray(to_groups[np.arange(len(members)), group]).ravel()
+        membership = _membership(groups, vectors.shape[0])
+        score = vectors.to_own_group(membership, members, group)
     else:
         sums = group_sums(vectors, groups)
         score = np.asarray(vectors[members].multiply(sums[group]).sum(axis=1)).ravel()
