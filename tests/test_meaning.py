@@ -107,7 +107,7 @@ def test_a_title_with_nothing_to_embed_is_the_zero_vector_similar_to_nothing(emb
     vectors = embedder.embed(["", "   ", "\x00\t\n", "한은 기준금리 동결"])
     assert not vectors[:3].any()
     # blank titles are similar to nothing, themselves included: none joins another
-    assert meaning_graph(["", " ", "\x00"], vectors[:3]).matrix.nnz == 0
+    assert meaning_graph(["", " ", "\x00"], vectors[:3]).rows(0, 3).nnz == 0
     assert find_groups(["", " ", "\x00"], 0.25, 2, method="meaning", embeddings=vectors[:3]) == []
 
 

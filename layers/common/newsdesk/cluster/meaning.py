@@ -13,9 +13,12 @@ at least its script's threshold. A pair of Hangul titles counts its embedding on
 among the other's MUTUAL nearest: in a window of one subject e5 puts every title above FLOOR
 of every other, and events would merge.
 
-Only the pairs that count are kept (a sparse graph: pairs above FLOOR by embedding, or
-sharing an n-gram), so the pass, the merging of groups found apart and the representatives
-run on it as on vectors (``vectors.Graph``).
+Only the pairs that count are kept: by embedding, each title's NEIGHBOURS nearest above FLOOR
+(``newsdesk.cluster.neighbours``, without the n × n products past its EXACT_MAX titles), held
+whole; by n-grams, the pairs that share one, computed a block of rows at a time as the pass
+reads them (``Mixed``), and summed per group from the groups' summed n-gram vectors where
+merging and the representatives need them. The pass runs on it as on vectors
+(``vectors.Graph``): 100,000 titles of one category never hold their n-gram pairs at once.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from newsdesk.cluster.centroid import WINDOW_SECONDS, centroid_pass, has_hangul
 from newsdesk.cluster.embedding import shared
 from newsdesk.cluster.headline import headline_vectors
 from newsdesk.cluster.methods import Assignment, Standing
+from newsdesk.cluster.neighbours import nearest
 from newsdesk.cluster.vectors import Graph, without_common
 
 FLOOR = 0.8
@@ -36,14 +40,72 @@ HANGUL_WEIGHT = 0.5
 OTHER_WEIGHT = 0.3
 HANGUL_THRESHOLD = 0.25
 OTHER_THRESHOLD = 0.12
-# Rows of the embeddings' product computed at once (a block is ROWS × n float32, and its
-# ranking ROWS × n int64), and the most pairs above FLOOR kept per title (its highest cosines).
-ROWS = 1024
+# The most pairs above FLOOR kept per title (its highest cosines).
 NEIGHBOURS = 128
 # Hangul titles: how near by meaning two titles must be to each other, in rank (tuned on the
 # generated sets at 5,000, ko-dev's tuned part and UCI; English pairs do without: UCI's stories
 # of hundreds of headlines lost their links)
 MUTUAL = 10
+
+
+class Mixed(Graph):
+    """The titles' mixed similarities, each block of rows computed when the pass reads it:
+    the n-gram products weighted by the pair's script, plus the embedding's pairs that count
+    (kept whole: each title's NEIGHBOURS at most). The n-gram pairs are never held all at
+    once: they are what grows with a window of one subject."""
+
+    def __init__(
+        self,
+        lexical: sp.csr_matrix,
+        meant: sp.csr_matrix,
+        hangul: np.ndarray,
+        hangul_weight: float,
+        other_weight: float,
+    ) -> None:
+        self.lexical, self.lexical_t = lexical, lexical.T.tocsr()
+        self.hangul_lexical = sp.diags(hangul.astype(np.float64)) @ lexical
+        self.meant, self.hangul = meant, hangul
+        self.lexical_share = (1.0 - hangul_weight, 1.0 - other_weight)
+        self.shape = meant.shape
+
+    def rows(self, start: int, stop: int) -> sp.csr_matrix:
+        block = (self.lexical[start:stop] @ self.lexical_t).tocsr()
+        row_of = np.repeat(np.arange(start, stop), np.diff(block.indptr))
+        both = self.hangul[row_of] & self.hangul[block.indices]
+        block.data *= np.where(both, *self.lexical_share)
+        return (block + self.meant[start:stop]).tocsr()
+
+    def between(self, membership: sp.csr_matrix) -> sp.csr_matrix:
+        """As ``Graph.between``, the n-gram part from the groups' summed vectors: each pair's
+        share is the other script's, and the Hangul titles' sums add the difference."""
+        hangul_share, other_share = self.lexical_share
+        sums, hangul_sums = membership @ self.lexical, membership @ self.hangul_lexical
+        lexical = other_share * (sums @ sums.T) + (hangul_share - other_share) * (
+            hangul_sums @ hangul_sums.T
+        )
+        return (lexical + membership @ self.meant @ membership.T).tocsr()
+
+    def to_own_group(
+        self, membership: sp.csr_matrix, members: np.ndarray, group: np.ndarray
+    ) -> np.ndarray:
+        hangul_share, other_share = self.lexical_share
+        rows = self.lexical[members]
+        sums, hangul_sums = membership @ self.lexical, membership @ self.hangul_lexical
+        lexical = other_share * _row_dots(rows, sums[group]) + (
+            hangul_share - other_share
+        ) * self.hangul[members] * _row_dots(rows, hangul_sums[group])
+        meant = (self.meant[members] @ membership.T).tocsr()
+        own: np.ndarray = lexical + np.asarray(meant[np.arange(len(members)), group]).ravel()
+        return own
+
+    def diagonal(self) -> np.ndarray:
+        squared = np.asarray(self.lexical.multiply(self.lexical).sum(axis=1)).ravel()
+        share = np.where(self.hangul, *self.lexical_share)
+        return share * squared + np.asarray(self.meant.diagonal(), dtype=np.float64)
+
+
+def _row_dots(a: sp.csr_matrix, b: sp.csr_matrix) -> np.ndarray:
+    return np.asarray(a.multiply(b).sum(axis=1), dtype=np.float64).ravel()
 
 
 def meaning_graph(
@@ -52,68 +114,29 @@ def meaning_graph(
     hangul_weight: float = HANGUL_WEIGHT,
     other_weight: float = OTHER_WEIGHT,
     floor: float = FLOOR,
-) -> Graph:
-    """The titles' mixed similarities, the pairs that count (and each title's own)."""
+) -> Mixed:
+    """The titles' mixed similarities: the pairs that count (and each title's own)."""
     if embeddings.shape[0] != len(titles):
         raise ValueError("embeddings must have one row per title")
-    lexical = without_common(headline_vectors(titles))
-    n_grams = (lexical @ lexical.T).tocoo()
-    above, nearest = _above(np.asarray(embeddings, dtype=np.float32), floor)
-    meant = above.tocoo()
+    n = len(titles)
+    # each title's NEIGHBOURS highest cosines (its own among them): memory grows with the
+    # titles, not with their square (e5 puts most headlines of a category above 0.8 of each
+    # other); a pair counts when either title keeps it
+    values, indices = nearest(np.asarray(embeddings, dtype=np.float32), NEIGHBOURS)
+    # each title's cosine to its MUTUAL-th nearest other (none: no more than MUTUAL others)
+    near = values[:, MUTUAL] if n > MUTUAL + 1 else np.full(n, -np.inf, dtype=np.float32)
+    rows = np.repeat(np.arange(n, dtype=np.int32), values.shape[1])
+    cols, cosines = indices.ravel(), values.ravel()
     hangul = np.array(has_hangul(titles), dtype=bool)
     # a pair of Hangul titles counts its meaning only if each is among the other's MUTUAL
     # nearest: in a window of one subject every title is close to every other
-    mutual = ~(hangul[meant.row] & hangul[meant.col]) | (
-        meant.data >= np.maximum(nearest[meant.row], nearest[meant.col])
-    )
-    meant = sp.coo_matrix(
-        (meant.data[mutual], (meant.row[mutual], meant.col[mutual])), shape=meant.shape
-    )
-    rows = np.concatenate([n_grams.row, meant.row])
-    cols = np.concatenate([n_grams.col, meant.col])
     both = hangul[rows] & hangul[cols]
-    weight = np.where(both, hangul_weight, other_weight)
-    scaled = np.clip((meant.data - floor) / (1.0 - floor), 0.0, 1.0)
-    lexical_part = (1.0 - weight[: n_grams.nnz]) * n_grams.data
-    values = np.concatenate([lexical_part, weight[n_grams.nnz :] * scaled])
-    n = len(titles)
-    return Graph(sp.csr_matrix((values, (rows, cols)), shape=(n, n)))
-
-
-def _above(
-    embeddings: np.ndarray, floor: float, neighbours: int = NEIGHBOURS
-) -> tuple[sp.csr_matrix, np.ndarray]:
-    """The embeddings' cosines above ``floor`` (the diagonal among them), each title's
-    ``neighbours`` highest at most, both ways (a pair is kept when either title keeps it), a
-    block of rows at a time: memory grows with the titles, not with their square (e5 puts
-    most headlines of one category above 0.8 of each other); and each title's cosine to its
-    MUTUAL-th nearest other title (-inf when there are no more than MUTUAL others)."""
-    n = embeddings.shape[0]
-    rows, cols, values = [], [], []
-    nearest = np.full(n, -np.inf)
-    for start in range(0, n, ROWS):
-        block = embeddings[start : start + ROWS] @ embeddings.T
-        if n > MUTUAL + 1:  # the title itself is its own nearest
-            nearest[start : start + ROWS] = np.partition(block, n - MUTUAL - 1, axis=1)[
-                :, n - MUTUAL - 1
-            ]
-        if n > neighbours:  # each row's highest, the rest left out
-            kept = np.argpartition(block, n - neighbours, axis=1)[:, n - neighbours :]
-            top = np.take_along_axis(block, kept, axis=1)
-            r, k = np.nonzero(top > floor)
-            c, v = kept[r, k], top[r, k]
-        else:
-            r, c = np.nonzero(block > floor)
-            v = block[r, c]
-        rows.append(r + start)
-        cols.append(c)
-        values.append(v.astype(np.float64))
-    if not rows:
-        return sp.csr_matrix((n, n)), nearest
-    above = sp.csr_matrix(
-        (np.concatenate(values), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n)
-    )
-    return above.maximum(above.T).tocsr(), nearest
+    kept = (cosines > floor) & (~both | (cosines >= np.maximum(near[rows], near[cols])))
+    weight = np.where(both[kept], hangul_weight, other_weight)
+    scaled = weight * np.clip((cosines[kept] - floor) / (1.0 - floor), 0.0, 1.0)
+    one_way = sp.csr_matrix((scaled, (rows[kept], cols[kept])), shape=(n, n))
+    lexical = without_common(headline_vectors(titles))
+    return Mixed(lexical, one_way.maximum(one_way.T).tocsr(), hangul, hangul_weight, other_weight)
 
 
 def meaning_groups(

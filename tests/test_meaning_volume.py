@@ -1,0 +1,95 @@
+"""Issue 38, volume: the meaning method's nearest neighbours found without the n × n products
+past EXACT_MAX titles, and its graph read a block of rows at a time, never held whole."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from newsdesk.cluster import neighbours
+from newsdesk.cluster.centroid import centroid_pass
+from newsdesk.cluster.meaning import meaning_graph
+from newsdesk.cluster.neighbours import nearest
+from newsdesk.cluster.vectors import Graph, between_groups, representatives, self_similarity
+
+
+def clustered(n: int, centres: int, spread: float, seed: int) -> np.ndarray:
+    """Unit vectors around ``centres`` random directions."""
+    rng = np.random.default_rng(seed)
+    around = rng.normal(size=(centres, 64))
+    vectors = around[rng.integers(0, centres, n)] + spread * rng.normal(size=(n, 64))
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_up_to_exact_max_the_neighbours_are_every_rows_highest_cosines():
+    vectors = clustered(300, 12, 0.4, seed=1)
+    values, indices = nearest(vectors, 20)
+    cosines = vectors @ vectors.T
+    assert values.shape == indices.shape == (300, 20)
+    assert (indices[:, 0] == np.arange(300)).all()  # each title is its own nearest
+    expected = -np.sort(-cosines, axis=1)[:, :20]
+    np.testing.assert_allclose(values, expected, atol=1e-6)
+    np.testing.assert_allclose(np.take_along_axis(cosines, indices, axis=1), values, atol=1e-6)
+
+
+def test_past_exact_max_the_blocks_find_most_neighbours_the_same_way_twice(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    # GIVEN more titles than are compared pair by pair
+    monkeypatch.setattr(neighbours, "EXACT_MAX", 500)
+    vectors = clustered(3000, 40, 0.5, seed=2)
+
+    values, indices = nearest(vectors, 16)
+
+    # THEN each title finds itself first, its cosines are its true ones, highest first
+    cosines = vectors @ vectors.T
+    assert (indices[:, 0] == np.arange(3000)).all()
+    np.testing.assert_allclose(np.take_along_axis(cosines, indices, axis=1), values, atol=1e-5)
+    assert (np.diff(values, axis=1) <= 0).all()
+    # most of its ten nearest are found (one side or the other: the graph keeps either's)
+    true = np.argsort(-cosines, axis=1)[:, :10]
+    found = sp.csr_matrix(
+        (np.ones(indices.size), (np.repeat(np.arange(3000), 16), indices.ravel()))
+    )
+    found = (found + found.T).tocsr()
+    recall = np.asarray(found[np.repeat(np.arange(3000), 10), true.ravel()]).astype(bool).mean()
+    assert recall >= 0.95
+    # and the same vectors give the same neighbours (a replay, the same issues)
+    again = nearest(vectors, 16)
+    assert (again[1] == indices).all()
+    assert (again[0] == values).all()
+
+
+def mixed_window(n: int, seed: int) -> tuple[list[str], np.ndarray]:
+    """Korean and English titles from a small vocabulary, embeddings around a few events."""
+    rng = np.random.default_rng(seed)
+    korean = ["한은", "기준금리", "동결", "대통령", "회담", "워싱턴", "태풍", "피해", "선포"]
+    english = ["fed", "rates", "hold", "summit", "storm", "damage", "talks", "markets"]
+    titles = []
+    for i in range(n):
+        words = korean if i % 3 else english
+        titles.append(" ".join(rng.choice(words, size=int(rng.integers(2, 5)))))
+    return titles, clustered(n, 6, 0.15, seed) * 1.0
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_the_mixed_graph_sums_groups_as_its_rows_do(seed: int):
+    # GIVEN the meaning method's graph, and the same similarities held whole
+    titles, vectors = mixed_window(120, seed)
+    mixed = meaning_graph(titles, vectors)
+    whole = Graph(mixed.rows(0, 120))
+    assert abs(whole.matrix - whole.matrix.T).max() < 1e-9  # symmetric
+    groups = [list(range(k, 120, 7)) for k in range(7)]
+
+    # THEN what merging and the representatives read of it (from the groups' summed n-gram
+    # vectors) is what its rows add up to
+    np.testing.assert_allclose(self_similarity(mixed), whole.matrix.diagonal(), atol=1e-9)
+    np.testing.assert_allclose(
+        between_groups(mixed, groups).toarray(), between_groups(whole, groups).toarray(), atol=1e-9
+    )
+    assert representatives(mixed, groups) == representatives(whole, groups)
+
+    # and the pass over either makes the same groups
+    rest = (0.25, 3, np.zeros(120, dtype=bool), None, None)
+    by_rows = centroid_pass(mixed, *rest, block_rows=32, step_rows=8, merge=True)
+    by_whole = centroid_pass(whole, *rest, block_rows=32, step_rows=8, merge=True)
+    assert by_rows.groups == by_whole.groups
