@@ -59,6 +59,8 @@ def test_fanout_sends_one_message_per_outlet(aws_env, tmp_path):
         "outlets_silent": 0,
         "outlets_cooling": [],
         "refused": None,
+        "unreachable_round": None,  # no round before it reached nothing (issue 41)
+        "outlets_forgiven": 0,
     }
     messages = receive_all(aws_env.client("sqs"), aws_env.queue_url("OutletQueue"))
     parsed = sorted(

@@ -3,7 +3,9 @@ source mapping for a queue's consumer — messages received in batches of the ma
 ``BatchSize``, each batch one invocation, up to a concurrency; with ReportBatchItemFailures the
 messages the function reports failed stay on the queue (moto redrives them to the dead-letter
 queue after the queue's maxReceiveCount receives), without it a failed invocation keeps its
-whole batch there. A collection round is the fan-out's invocation, then its queue drained.
+whole batch there. A collection round is the fan-out's invocation, then its queue drained; a
+round that reached no outlet at all is forgiven at its end (``newsdesk.collect.unreached``), as
+the next fan-out would forgive it in AWS, where no function sees a round's end.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
+from newsdesk.aws.state_table import StateTable
+from newsdesk.collect.unreached import Unreached, forgive_latest_round
 from newsdesk.core.errors import MessageError
 from newsdesk.core.messages import OutletMessage
 from newsdesk.core.report import OutletReport
@@ -33,6 +37,8 @@ from newsdesk_local.signals import INTERRUPTIONS
 # The template's logical ids of the functions the command line runs.
 FANOUT, WORKER, CLUSTER = "FanOutFunction", "WorkerFunction", "ClusterFunction"
 EXTRACTOR = "ExtractorFunction"
+# How long ``drain`` waits for an invocation before telling ``idle`` (a terminal's heartbeat).
+IDLE_SECONDS = 1.0
 
 
 def scheduled_event(at: datetime) -> dict[str, Any]:
@@ -107,13 +113,15 @@ def drain(
     source: EventSource,
     pool: Pool,
     delivered: Callable[[Delivery], None] | None = None,
+    idle: Callable[[], None] | None = None,
 ) -> list[Delivery]:
     """Feed ``source``'s queue to ``pool``'s function, as many batches at once as the pool has
     containers, until the queue is empty and every invocation has returned (so that messages
     a consumer sends on are consumed too). Should the pool break (a container killed), the
     batches in flight and the one at hand count as failed, and no more are received. Should the
     command be stopped (Ctrl-C, SIGTERM), the messages in flight go back to the queue.
-    ``delivered`` is told of each delivery as it is done (progress), before the next batch."""
+    ``delivered`` is told of each delivery as it is done (progress), before the next batch;
+    ``idle``, at least every IDLE_SECONDS while invocations run (a terminal's heartbeat)."""
     sqs = services.client("sqs")
     queue = services.queues[source.queue]
     running: dict[Future[Any], list[dict[str, Any]]] = {}
@@ -139,7 +147,9 @@ def drain(
                 # maxReceiveCount receives in all (the local runtime counts them across runs).
                 _release(sqs, queue.url, kept_handles)
                 return deliveries
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            done, _ = wait(running, IDLE_SECONDS if idle else None, FIRST_COMPLETED)
+            if idle is not None:
+                idle()
             for future in done:
                 broken = broken or isinstance(future.exception(), BrokenExecutor)
                 delivery = _delivered(running.pop(future), future)
@@ -209,6 +219,8 @@ class RoundResult:
     seconds: float
     articles: list[ArticleReport] = field(default_factory=list)  # the extraction stage's
     articles_failed: list[FailedMessage] = field(default_factory=list)
+    # the round reached no outlet at all (the machine looks offline): forgiven
+    unreachable: Unreached | None = None
 
 
 class RoundProgress(Protocol):
@@ -219,6 +231,9 @@ class RoundProgress(Protocol):
 
     def extracting(self) -> None:
         """The outlets are done; the article pages they queued are next."""
+
+    def waiting(self) -> None:
+        """Nothing was done for a while (IDLE_SECONDS): still at work."""
 
 
 def run_collect_round(
@@ -243,23 +258,46 @@ def run_collect_round(
     if progress is not None:
         progress.outlets_done(cooling, [])
     reports, failed = drain_worker(services, concurrency, workers, progress)
+    unreachable = forgive_round(services, event["time"], [o.name for o in outlets], reports)
     reports += cooling
     rank = {outlet.name: i for i, outlet in enumerate(outlets)}
     reports.sort(key=lambda r: (rank.get(r.source, len(rank)), r.source))
     sources = services.infrastructure.functions[EXTRACTOR].event_sources
     if progress is not None and any(_waiting(services, source.queue) for source in sources):
         progress.extracting()
-    articles, articles_failed = drain_extractor(services, concurrency)
+    articles, articles_failed = drain_extractor(services, concurrency, progress)
     return RoundResult(
-        fanout, reports, failed, time.monotonic() - started, articles, articles_failed
+        fanout,
+        reports,
+        failed,
+        time.monotonic() - started,
+        articles,
+        articles_failed,
+        unreachable,
     )
 
 
+def forgive_round(
+    services: LocalServices, at: str, outlets: list[str], reports: list[OutletReport]
+) -> Unreached | None:
+    """The round at ``at`` (…Z) forgiven, if it reached no outlet at all (the fan-out would
+    forgive it at the next round): what was taken back, its outlets' reports no longer tripped."""
+    names = list(dict.fromkeys([*outlets, *(r.source for r in reports)]))
+    table = services.function_env(WORKER)["STATE_TABLE_NAME"]
+    unreachable = forgive_latest_round(StateTable(services.client("dynamodb"), table), names)
+    if unreachable is None or format_time(unreachable.at) != at:
+        return None
+    for report in reports:
+        if report.source in unreachable.outlets:
+            report.breaker_tripped, report.open_until, report.trips = False, None, None
+    return unreachable
+
+
 def drain_extractor(
-    services: LocalServices, concurrency: int = 1
+    services: LocalServices, concurrency: int = 1, progress: RoundProgress | None = None
 ) -> tuple[list[ArticleReport], list[FailedMessage]]:
     """The article queue drained by the extractor's event source mapping: each article's
-    report (in id order), and the messages that failed."""
+    report (in id order), and the messages that failed (``progress`` told while it waits)."""
     reports: list[ArticleReport] = []
     failed: list[FailedMessage] = []
     sources = services.infrastructure.functions[EXTRACTOR].event_sources
@@ -267,7 +305,8 @@ def drain_extractor(
         return reports, failed  # no container started for nothing (trafilatura loads slowly)
     with pool_of(services, EXTRACTOR, concurrency) as pool:
         for source in sources:
-            for delivery in drain(services, source, pool):
+            idle = progress.waiting if progress is not None else None
+            for delivery in drain(services, source, pool, idle=idle):
                 if isinstance(delivery.response, dict):
                     reports += [
                         ArticleReport.from_dict(a) for a in delivery.response.get("articles", [])
@@ -299,7 +338,8 @@ def drain_worker(
                 if progress is not None:
                     progress.outlets_done(*_outcomes([(source, delivery)], services))
 
-            deliveries += [(source, d) for d in drain(services, source, pool, delivered)]
+            idle = progress.waiting if progress is not None else None
+            deliveries += [(source, d) for d in drain(services, source, pool, delivered, idle)]
     return _outcomes(deliveries, services)
 
 

@@ -47,7 +47,8 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class FeedServer:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
+        """On 127.0.0.1, at ``port`` (by default a free one)."""
         self.routes: dict[str, Route] = {}
         self.requests: Counter[str] = Counter()
         self.request_headers: dict[str, list[dict[str, str]]] = {}
@@ -58,7 +59,7 @@ class FeedServer:
         self.uploads: list[tuple[str, bytes]] = []  # PUT bodies, as a custom resource sends
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd = _QuietServer(("127.0.0.1", 0), _Handler)
+        self._httpd = _QuietServer(("127.0.0.1", port), _Handler)
         self._httpd.feeds = self
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True

@@ -1,13 +1,15 @@
 """`newsdesk collect`: one collection round locally, through the fan-out, the worker and the
 extractor functions as they run in Lambda; each feed's line, the totals and each page's outcome,
-or one JSON object. Exit 1 if a message failed, else 3 if feeds were attempted and not one
-succeeded."""
+or one JSON object; a line when the machine looks offline (the round reached no outlet at all,
+and no outlet was charged for it). Exit 1 if a message failed, else 3 if feeds were attempted
+and not one succeeded."""
 
 from __future__ import annotations
 
 import argparse
+import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -29,6 +31,10 @@ from newsdesk_local.output import (
 
 if TYPE_CHECKING:
     from newsdesk_local.driver import FailedMessage, RoundResult
+
+# The longest a terminal goes without a line while a round waits (a hanging network): with the
+# driver's IDLE_SECONDS between two looks, a line at least every 5 s.
+HEARTBEAT_SECONDS = 4.0
 
 
 def add(commands: arguments.Commands) -> None:
@@ -77,21 +83,40 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
 class Progress:
     """A terminal's round as it goes: each outlet's lines once it is done, in the sources
     file's order (an outlet is printed when it and every outlet before it are done, so the
-    lines are those `collect` prints off a terminal, in the same order), and a line when the
-    pages are next."""
+    lines are those `collect` prints off a terminal, in the same order), a line when the
+    pages are next, and one when nothing was printed for HEARTBEAT_SECONDS (``clock``'s)."""
 
     def __init__(
-        self, outlets: Sequence[Outlet], zone: tzinfo, out: TextIO, outlet_lines: bool = True
+        self,
+        outlets: Sequence[Outlet],
+        zone: tzinfo,
+        out: TextIO,
+        outlet_lines: bool = True,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._order = [outlet.name for outlet in outlets]
         self._zone, self._out = zone, out
         self._outlet_lines = outlet_lines  # False: the phases alone
         self._done: dict[str, OutletReport | None] = {}
         self.printed: set[str] = set()
+        self._clock = clock
+        self._last = clock()  # when the last line was printed
+        self._pages = False  # the pages' phase
 
     def note(self, text: str) -> None:
         """A phase of the work begins (a terminal's line, not in the output off one)."""
         print(text, file=self._out, flush=True)
+        self._last = self._clock()
+
+    def waiting(self) -> None:
+        """A line saying the round is still at work, when none was printed for a while."""
+        if self._clock() - self._last < HEARTBEAT_SECONDS:
+            return
+        if self._pages:
+            self.note("… still extracting the article pages")
+        else:
+            done = sum(name in self._done for name in self._order)
+            self.note(f"… still collecting: {done} of {plural(len(self._order), 'outlet')} done")
 
     def outlets_done(self, reports: list[OutletReport], failed: list[FailedMessage]) -> None:
         self._done |= {report.source: report for report in reports}
@@ -105,9 +130,11 @@ class Progress:
                 report = self._done[name]
                 if report is not None and self._outlet_lines:
                     print_outlet(report, self._zone, self._out)
+                    self._last = self._clock()
         self._out.flush()
 
     def extracting(self) -> None:
+        self._pages = True
         self.note("Extracting the article pages the round found…")
 
 
@@ -124,6 +151,7 @@ def as_json(result: RoundResult) -> dict[str, Any]:
         "outlets": [o.entry() for o in result.outlets],
         "totals": totals(result.outlets),
         "articles": [a.as_dict() for a in result.articles],
+        "unreachable": result.unreachable is not None,
     }
 
 
@@ -141,6 +169,8 @@ def print_round(
             print_outlet(outlet, zone, out)
     for line in totals_lines(result):
         print(line, file=out)
+    if result.unreachable is not None:
+        print(offline_line(len(result.unreachable.outlets)), file=out)
     if result.articles or result.articles_failed:
         for article in result.articles:
             print(article.line(zone), file=out)
@@ -154,6 +184,15 @@ def print_outlet(outlet: OutletReport, zone: tzinfo, out: TextIO) -> None:
         return
     for feed in outlet.feeds:
         print(feed.log_line(zone), file=out)
+
+
+def offline_line(outlets: int) -> str:
+    """What a round that reached no outlet at all says (``newsdesk.collect.unreached``)."""
+    return (
+        f"This machine looks offline: not one of the {plural(outlets, 'outlet')} tried could "
+        "be reached (no DNS answer, no connection), so none was charged for it (no breaker "
+        "tripped, no feed backed off); collect again once the network is back"
+    )
 
 
 def next_line(started: datetime) -> str:

@@ -158,6 +158,9 @@ DESCRIBED = {
     "(each a `message refused` line with its `reason`)",
     "RoundsRefused": "rounds whose time was more than MAX_CLOCK_SKEW (5 min) ahead of the clock: "
     "nothing sent (a `round refused` line)",
+    "RoundsUnreachable": "rounds before this one that reached no outlet at all (every feed "
+    "tried failed by DNS, connection or timeout: the collector's own network), forgiven: the "
+    "breakers they tripped and the feeds they backed off as before (a `round unreachable` line)",
     "ArticleMessagesRefused": "article messages of a version the contract does not name: "
     "refused, not processed nor failed (the outbox sends the row again)",
     "FeedsSkippedOpenBreaker": "feeds of an outlet whose breaker was open",

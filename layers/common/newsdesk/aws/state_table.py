@@ -235,21 +235,68 @@ class StateTable:
             {":at": {"S": format_time(at)}},
         )
 
-    def _update(self, source: str, sort_key: str, expression: str, values: dict[str, Any]) -> None:
+    def forgive_feed(self, feed: FeedState, attempted_at: datetime, was_due: datetime) -> bool:
+        """``FeedState.forgiven`` on the stored feed, if it is still as the judge read it (failed
+        at ``attempted_at``, due at ``was_due``): an update of those fields only, so that a
+        worker's write since is not undone. False when it was not."""
+        return self._update(
+            feed.source,
+            feed_key(feed.url),
+            "SET consecutive_failures = :failures, next_check_at = :due",
+            {
+                ":failures": {"N": str(feed.consecutive_failures)},
+                ":due": {"S": format_time(feed.next_check_at or attempted_at)},
+                ":at": {"S": format_time(attempted_at)},
+                ":was": {"S": format_time(was_due)},
+            },
+            "last_attempt_at = :at AND next_check_at = :was",
+        )
+
+    def forgive_breaker(
+        self, outlet: OutletState, opened_at: datetime, was_until: datetime
+    ) -> bool:
+        """``Breaker.forgiven`` on the stored outlet, if its breaker is still the one tripped at
+        ``opened_at`` until ``was_until`` (an update, as above). False when it was not."""
+        breaker = outlet.breaker
+        values = {
+            ":trips": {"N": str(breaker.trips)},
+            ":at": {"S": format_time(opened_at)},
+            ":was": {"S": format_time(was_until)},
+        }
+        if breaker.state == BREAKER_CLOSED:
+            expression = "SET breaker = :closed, trips = :trips REMOVE opened_at, open_until"
+            values[":closed"] = {"S": BREAKER_CLOSED}
+        else:
+            expression = "SET trips = :trips, open_until = :until"
+            values[":until"] = {"S": format_time(breaker.open_until or opened_at)}
+        condition = "opened_at = :at AND open_until = :was"
+        return self._update(outlet.source, OUTLET_SK, expression, values, condition)
+
+    def _update(
+        self,
+        source: str,
+        sort_key: str,
+        expression: str,
+        values: dict[str, Any],
+        condition: str = "attribute_exists(pk)",
+    ) -> bool:
+        """The update when the item meets ``condition`` (by default: it exists); False when it
+        does not."""
         try:
             self._client.update_item(
                 TableName=self._table,
                 Key={"pk": {"S": outlet_key(source)}, "sk": {"S": sort_key}},
                 UpdateExpression=expression,
                 ExpressionAttributeValues=values,
-                ConditionExpression="attribute_exists(pk)",
+                ConditionExpression=condition,
             )
         except ClientError as e:
             if e.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                return  # no such item: nothing to reset
-            raise StateError(f"cannot reset state of {source}: {e}") from e
+                return False  # no such item, or not as it was read: nothing to change
+            raise StateError(f"cannot update state of {source}: {e}") from e
         except BotoCoreError as e:
-            raise StateError(f"cannot reset state of {source}: {e}") from e
+            raise StateError(f"cannot update state of {source}: {e}") from e
+        return True
 
     def save(self, record: FeedState | OutletState | HostState) -> None:
         name = record.host if isinstance(record, HostState) else record.source

@@ -6,7 +6,10 @@ Before sending, it reads every outlet's records: those whose breaker is open are
 those silent (no successful feed for OUTLET_SILENT_HOURS, ``core.schedule.silence``) are
 counted (metric ``SilentOutlets``) and named, one log line each, as are the skipped ones.
 A round whose time is more than MAX_CLOCK_SKEW ahead of the clock is refused whole (issue 39):
-its messages would keep every feed from being due, and open breakers, until that time."""
+its messages would keep every feed from being due, and open breakers, until that time.
+First of all, the latest round is judged from those records: one that reached no outlet at all
+(the collector's own network) is forgiven (``collect.unreached``, issue 41), counted (metric
+``RoundsUnreachable``) and logged, so that no outlet cools down for it."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from aws_lambda_powertools import Logger
 
 from newsdesk.aws.outlet_queue import OutletQueue
 from newsdesk.aws.state_table import OutletRecords, StateTable
+from newsdesk.collect.unreached import forgive
 from newsdesk.core.breaker import BREAKER_OPEN
 from newsdesk.core.messages import REFUSED_AHEAD, OutletMessage
 from newsdesk.core.schedule import Silence, SilencePolicy, open_breakers, silence
@@ -42,6 +46,9 @@ class FanOutResult:
     # lists them as cooling down
     outlets_cooling: tuple[dict[str, Any], ...] = ()
     refused: str | None = None  # why nothing was sent: REFUSED_AHEAD (a time ahead of the clock)
+    # the time (…Z) of the round before, when it reached nothing and was forgiven (issue 41)
+    unreachable_round: str | None = None
+    outlets_forgiven: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "outlets_cooling": list(self.outlets_cooling)}
@@ -55,6 +62,7 @@ class FanOutResult:
             "OutletsSkippedOpenBreaker": self.outlets_skipped_open,
             "SilentOutlets": self.outlets_silent,
             "RoundsRefused": int(self.refused is not None),
+            "RoundsUnreachable": int(self.unreachable_round is not None),
         }
 
 
@@ -75,16 +83,9 @@ def fan_out_round(
         return FanOutResult(0, 0, 0, 0, 0, refused=REFUSED_AHEAD)
     outlets = group_by_outlet(feeds)
     records = states.every_outlet([outlet.name for outlet in outlets])
+    unreachable = forgive(records, states)  # before the breakers are read: they may close
     skip = open_breakers({name: outlet for name, (outlet, _) in records.items()}, scheduled_at)
-    cooling: list[dict[str, Any]] = []  # the round's report lists them as cooling down
-    for name in sorted(skip):
-        breaker = records[name][0].breaker
-        open_until = format_time(breaker.open_until or scheduled_at)
-        logger.info(
-            "outlet skipped: breaker open",
-            extra={"outlet": name, "breaker": BREAKER_OPEN, "open_until": open_until},
-        )
-        cooling.append({"source": name, "open_until": open_until, "trips": breaker.trips})
+    cooling = cooling_down(skip, records, scheduled_at)
     silent = silent_outlets(outlets, records, scheduled_at, silence_policy or SilencePolicy())
     result = fan_out(
         feeds,
@@ -94,7 +95,28 @@ def fan_out_round(
         ignore_schedule=ignore_schedule,
         outlets_silent=len(silent),
     )
-    return dataclasses.replace(result, outlets_cooling=tuple(cooling))
+    return dataclasses.replace(
+        result,
+        outlets_cooling=tuple(cooling),
+        unreachable_round=format_time(unreachable.at) if unreachable else None,
+        outlets_forgiven=len(unreachable.outlets) if unreachable else 0,
+    )
+
+
+def cooling_down(
+    skip: Collection[str], records: dict[str, OutletRecords], at: datetime
+) -> list[dict[str, Any]]:
+    """The outlets skipped, each logged, as the round's report lists them cooling down."""
+    cooling: list[dict[str, Any]] = []
+    for name in sorted(skip):
+        breaker = records[name][0].breaker
+        open_until = format_time(breaker.open_until or at)
+        logger.info(
+            "outlet skipped: breaker open",
+            extra={"outlet": name, "breaker": BREAKER_OPEN, "open_until": open_until},
+        )
+        cooling.append({"source": name, "open_until": open_until, "trips": breaker.trips})
+    return cooling
 
 
 def is_ahead_of_clock(scheduled_at: datetime, now: datetime) -> bool:

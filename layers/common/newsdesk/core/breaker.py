@@ -74,6 +74,16 @@ class Breaker:
         if self.state != BREAKER_CLOSED:
             self.closed()
 
+    def forgiven(self, at: datetime) -> None:
+        """The trip at ``at`` taken back (a round that reached no outlet at all: the collector's
+        own network, ``collect.unreached``): closed if it had not tripped before, else as it was
+        before its half-open probe failed, open with its cool-down over (probed next round)."""
+        self.trips = max(self.trips - 1, 0)
+        if self.trips == 0:
+            self.closed()
+        else:
+            self.open_until = at
+
     def closed(self) -> None:
         """After a half-open probe worked, or an operator's reset: closed, trips forgotten."""
         self.state = BREAKER_CLOSED

@@ -82,6 +82,13 @@ class FeedState:
         """An operator's reset: checked at the next round, whatever the back-off said."""
         self.next_check_at = at
 
+    def forgiven(self, at: datetime) -> None:
+        """Its failure at ``at`` not held against it (a round that reached no outlet at all:
+        the collector's own network, ``collect.unreached``): due again from ``at``, its streak
+        as before; ``last_error`` still says what happened."""
+        self.consecutive_failures = max(self.consecutive_failures - 1, 0)
+        self.next_check_at = at
+
     def attempted(self, at: datetime, category: str) -> None:
         if self.first_attempt_at is None:
             self.first_attempt_at = at
