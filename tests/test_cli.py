@@ -140,6 +140,44 @@ def test_a_second_run_asks_conditionally_and_gets_304s(
     assert json.loads(capsys.readouterr().out)["totals"]["feeds_not_due"] == 2
 
 
+def test_feeds_and_collect_use_the_sources_file_the_data_folder_was_collected_with(
+    data_dir, tmp_path, serve, feed_server, database, postgres_url, capsys
+):
+    # GIVEN a data folder collected with a sources file of one feed, given by --sources
+    mine = write_sources(
+        tmp_path / "mine.yaml", [("뉴시스", serve("/mine.xml", "good.xml"), "정치")]
+    )
+    env = environ(data_dir, DATABASE_URL=postgres_url)
+    assert main(["collect", "--sources", str(mine), "--json"], env) == 0
+    capsys.readouterr()
+    # WHEN `feeds` runs there, told of no sources file
+    assert main(["feeds"], env) == 0
+    # THEN it lists that file's feed alone, not the bundled outlets' feeds as never tried
+    assert re.findall(r"^Feed: (\S+) \|", capsys.readouterr().out, re.M) == ["뉴시스"]
+    # AND the next `collect` there, told of none either, collects that file's feed again
+    assert main(["collect", "--json"], env) == 0
+    assert [o["source"] for o in json.loads(capsys.readouterr().out)["outlets"]] == ["뉴시스"]
+    assert feed_server.requests["/mine.xml"] == 2
+    # AND SOURCES_PATH comes before the folder's file, and --sources before both
+    other = write_sources(
+        tmp_path / "other.yaml", [("한겨레", serve("/o.xml", "atom.xml"), "경제")]
+    )
+    third = write_sources(
+        tmp_path / "third.yaml", [("프레시안", serve("/t.xml", "atom.xml"), "정치")]
+    )
+    assert main(["feeds"], {**env, "SOURCES_PATH": str(other)}) == 0
+    assert "Feed: 한겨레 | 경제 | Never tried" in capsys.readouterr().out
+    assert main(["feeds", "--sources", str(third)], {**env, "SOURCES_PATH": str(other)}) == 0
+    assert "Feed: 프레시안 | 정치 | Never tried" in capsys.readouterr().out
+    # AND once that file is gone, the folder's commands say so in one line, exit 2
+    mine.unlink()
+    for args in (["feeds"], ["collect"]):
+        assert main(args, env) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert f"was collected with {mine}, which is gone: give --sources PATH" in err
+
+
 def test_collect_prints_the_seed_line_per_feed_and_asks_as_a_local_run(
     data_dir, tmp_path, serve, feed_server, database, postgres_url, capsys
 ):
@@ -226,6 +264,9 @@ def test_demo_runs_a_round_on_embedded_services_as_the_readme_shows(
     # AND the README's sample is this run's output as it is, but for its times, port and folder
     unlike = difference(sample(ROOT / "README.md"), canonical(out))
     assert unlike is None, unlike
+    # AND `feeds` in the demo's folder, as its Next: line says, lists the demo's 13 feeds alone
+    assert main(["feeds"], environ(data_dir / "demo")) == 0
+    assert re.search(r"^Outlets: 5 \(.*\); feeds: 13 \(", capsys.readouterr().out, re.M)
 
 
 def test_cluster_and_issues_commands(data_dir, serve, database, postgres_url, capsys):

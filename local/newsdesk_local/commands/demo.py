@@ -53,7 +53,7 @@ def add(commands: arguments.Commands) -> None:
 
 
 def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
-    from newsdesk_local.data_dir import writable
+    from newsdesk_local.data_dir import remember_sources, writable
     from newsdesk_local.demo import serve_demo_feeds, write_sources
     from newsdesk_local.feedserver import FeedServer
     from newsdesk_local.services import clear_folder
@@ -63,6 +63,7 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         clear_folder(data_dir, keep=LOCK_FILE)  # the demo starts from nothing every time
         started = datetime.now(UTC)  # both rounds' feeds are dated as of this one moment
         sources = write_sources(serve_demo_feeds(server, started), data_dir / "sources.yaml")
+        remember_sources(data_dir, sources)  # `feeds` and `collect` there list these feeds
         demo_env = demo_environment(env, data_dir, sources)
         outlets = context.outlets(demo_env)
         zone = Settings.from_env(env).zone
@@ -119,8 +120,7 @@ def next_line(data_dir: Path) -> str:
     """What to look at after the demo: its data, with the commands that read it."""
     return (
         f"Next: the demo's data stays in {data_dir} until the next demo: "
-        f"`NEWSDESK_DATA_DIR={data_dir} newsdesk issues` (or `articles`, `events`, and "
-        f"`feeds --sources {data_dir / 'sources.yaml'}`); "
+        f"`NEWSDESK_DATA_DIR={data_dir} newsdesk issues` (or `articles`, `events`, `feeds`); "
         "`newsdesk collect` runs a round on the real outlets' feeds (sources.yaml)"
     )
 

@@ -35,7 +35,8 @@ def add(commands: arguments.Commands) -> None:
         type=Path,
         metavar="PATH",
         help="the sources file whose feeds are listed, tried or not (default: SOURCES_PATH, "
-        "else the bundled one; with a table, the bundled one: what a deployed fan-out reads)",
+        "else the one the data folder was last collected with, else the bundled one; with a "
+        "table, the bundled one: what a deployed fan-out reads)",
     )
     feeds.set_defaults(run=run)
     feeds_commands = feeds.add_subparsers(metavar="COMMAND")
@@ -100,12 +101,13 @@ def run_reset(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int
 
 def sources_path(args: argparse.Namespace, env: dict[str, str]) -> Path | None:
     """--sources; else, for a table (a deployed stack's, whose fan-out reads the bundled file),
-    the bundled file (None); else the local runs' (SOURCES_PATH, else the bundled file)."""
+    the bundled file (None); else the local runs' (SOURCES_PATH, else the data folder's, else
+    the bundled file: ``context.sources_path``)."""
     if args.sources is not None:
         return Path(args.sources)
     if getattr(args, "table", None) or env.get("STATE_TABLE_NAME"):
         return None
-    return Settings.from_env(env).sources_path
+    return context.sources_path(env)
 
 
 def state_store(args: argparse.Namespace, env: dict[str, str], settings: Settings) -> StateStore:
