@@ -298,10 +298,29 @@ def test_a_data_folder_that_cannot_be_read_is_not_nothing_yet(command, tmp_path,
     )
 
 
-@pytest.mark.parametrize("command", READERS[:4], ids=" ".join)
-def test_a_data_folder_not_made_yet_is_nothing_yet(command, tmp_path, capsys):
-    # GIVEN a data folder no run has made WHEN a read-only command runs THEN it has nothing
-    assert main(command, {"NEWSDESK_DATA_DIR": str(tmp_path / "none")}) == 0
-    assert capsys.readouterr().err == ""
+@pytest.mark.parametrize("command", READERS, ids=" ".join)
+def test_a_data_folder_that_does_not_exist_is_one_line_saying_how_to_make_one(
+    command, tmp_path, capsys
+):
+    # GIVEN NEWSDESK_DATA_DIR where there is no folder (mistyped: dmeo for demo)
+    folder = tmp_path / "dmeo"
+    # WHEN a read-only command runs THEN it says there is none and what makes one, exit 2
+    assert main(command, {"NEWSDESK_DATA_DIR": str(folder)}) == 2
+    assert capsys.readouterr() == (
+        "",
+        f"newsdesk: NEWSDESK_DATA_DIR: there is no data folder at {folder}; a round makes one "
+        f"there (`newsdesk collect`), the demo one of its own in {folder}/demo (`newsdesk demo`)\n",
+    )
     # AND it made nothing
-    assert not (tmp_path / "none").exists()
+    assert not folder.exists()
+
+
+@pytest.mark.parametrize("command", READERS[:4], ids=" ".join)
+def test_a_data_folder_with_nothing_in_it_is_nothing_yet(command, tmp_path, capsys):
+    # GIVEN a data folder that exists with nothing in it (the default one beside the demo's)
+    folder = tmp_path / "newsdesk"
+    folder.mkdir()
+    # WHEN a read-only command runs THEN it has nothing, exit 0, and makes nothing there
+    assert main(command, {"NEWSDESK_DATA_DIR": str(folder)}) == 0
+    assert capsys.readouterr().err == ""
+    assert list(folder.iterdir()) == []

@@ -1,7 +1,8 @@
 """NEWSDESK_DATA_DIR checked before a command uses it. A folder that cannot be made, entered or
 written (a file in its path, no permission, a read-only disk) is a configuration error in one
-line (exit 2), not a traceback; and, for a command that only reads, not "nothing yet": only a
-folder that does not exist has nothing in it.
+line (exit 2), not a traceback; and, for a command that only reads, not "nothing yet", nor is
+a folder that does not exist (a mistyped NEWSDESK_DATA_DIR): only one that exists with nothing
+in it has nothing yet.
 
 A folder also remembers the sources file it was last collected with (``SOURCES_FILE``: its
 path, written by `collect` and the demo), which `collect`, `feeds` and the other commands run
@@ -27,6 +28,17 @@ def writable(folder: Path) -> Path:
             pass
     except OSError as e:
         raise SettingsError(f"{VARIABLE}: cannot write {folder}: {_why(folder, e)}") from None
+    return folder
+
+
+def existing(folder: Path) -> Path:
+    """``folder``, for a command that only reads it: one that does not exist is a SettingsError
+    saying so and what makes one, as is one that cannot be read (``present``)."""
+    if not present(folder):
+        raise SettingsError(
+            f"{VARIABLE}: there is no data folder at {folder}; a round makes one there "
+            f"(`newsdesk collect`), the demo one of its own in {folder / 'demo'} (`newsdesk demo`)"
+        )
     return folder
 
 

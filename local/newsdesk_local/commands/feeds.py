@@ -119,7 +119,7 @@ def state_store(args: argparse.Namespace, env: dict[str, str], settings: Setting
 
     from newsdesk.aws.clients import operator_client
     from newsdesk.aws.state_table import StateTable
-    from newsdesk_local.data_dir import present
+    from newsdesk_local.data_dir import existing
     from newsdesk_local.feeds import STATE_TABLE, SavedStore, TableStore
     from newsdesk_local.folder_lock import holder
     from newsdesk_local.infrastructure import REGION, Infrastructure
@@ -154,5 +154,5 @@ def state_store(args: argparse.Namespace, env: dict[str, str], settings: Setting
         raise ConfigError(f"AWS_ENDPOINT_URL: {e}") from None
     except BotoCoreError as e:  # no region, a broken profile
         raise ConfigError(f"AWS: {e}") from None
-    present(settings.data_dir)  # one that cannot be read is an error, not "nothing yet"
+    existing(settings.data_dir)  # one that is not there is an error, not "nothing yet"
     return SavedStore(settings.data_dir)
