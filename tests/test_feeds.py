@@ -23,7 +23,7 @@ from newsdesk.core.breaker import Breaker
 from newsdesk.core.report import CONTRACT_KEYS
 from newsdesk.core.schedule import FeedState, OutletState
 from newsdesk.core.sources import load_sources
-from newsdesk.core.times import utc_now
+from newsdesk.core.times import local_time, utc_now
 from newsdesk.storage.database import Database
 from newsdesk.storage.migrate import migrate
 from newsdesk_local.cli import main
@@ -653,6 +653,15 @@ def test_feeds_lists_every_feed_of_the_sources_file_tried_or_not(
         "Outlets: 1 (1 cooling down, 0 half-open); feeds: 7 (2 failing, 1 never tried, "
         "4 not tried this round)"
     )
+    # AND the feeds its breaker keeps from being asked are next checked when the breaker lets
+    # the outlet be tried, not "at the next round" while it cools down
+    open_until = datetime.fromisoformat(listed["breaker"]["open_until"])
+    assert open_until > utc_now()
+    until = local_time(open_until, Settings.from_env(env).zone)
+    waiting = [line for line in lines if "Not tried this round" in line or "Never tried" in line]
+    assert len(waiting) == 5
+    assert all(f"| next check {until} |" in line for line in waiting)
+    assert not any("next check at the next round" in line for line in lines)
     # AND --failing keeps the outlet's counts of all its feeds
     assert main([*command, "--failing"], env) == 0
     assert capsys.readouterr().out.splitlines()[0].endswith("| 2 of 7 feeds failing, 5 not tried")

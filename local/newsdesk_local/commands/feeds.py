@@ -74,7 +74,7 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         # the outlet's counts are of all its feeds, those --failing leaves out included
         print(feeds.outlet_line(known[outlet.source], now, zone), file=out)
         for feed in outlet.feeds:
-            print(feeds.feed_line(feed, zone, outlet.skipped(feed)), file=out)
+            print(feeds.feed_line(outlet, feed, now, zone), file=out)
     for host in hosts:
         print(feeds.host_line(host, now, zone), file=out)
     print(feeds.summary(known.values(), now, settings.timezone, zone), file=out)
