@@ -7,6 +7,8 @@ never "nothing yet"); `dlq redrive --stack` looks in AWS_REGION, as `feeds --tab
 import http.server
 import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -324,3 +326,27 @@ def test_a_data_folder_with_nothing_in_it_is_nothing_yet(command, tmp_path, caps
     assert main(command, {"NEWSDESK_DATA_DIR": str(folder)}) == 0
     assert capsys.readouterr().err == ""
     assert list(folder.iterdir()) == []
+
+
+@pytest.mark.integration
+def test_an_embedded_postgresql_that_cannot_start_is_one_line_not_its_log(data_dir):
+    # GIVEN a data folder whose PostgreSQL folder initdb refuses (not empty, no cluster in it)
+    (data_dir / "pg").mkdir(parents=True)
+    (data_dir / "pg" / "stray").write_text("not PostgreSQL's")
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "AWS_ENDPOINT_URL")}
+    # WHEN a command starts it, as a person runs it (pgserver's log would reach the terminal)
+    done = subprocess.run(
+        [Path(sys.executable).with_name("newsdesk"), "migrate"],
+        env={**env, "NEWSDESK_DATA_DIR": str(data_dir)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    # THEN it says so in one line, with initdb's own words, exit 2: none of initdb's output
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"newsdesk: the embedded PostgreSQL in {data_dir / 'pg'} did not start, initdb failed: "
+        f'initdb: error: directory "{data_dir / "pg"}" exists but is not empty (set '
+        "DATABASE_URL to use another)\n"
+    )

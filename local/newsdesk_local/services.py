@@ -35,6 +35,7 @@ from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.settings import Settings
 from newsdesk.storage.database import Database, checked_url
 from newsdesk.storage.migrate import migrate, pending
+from newsdesk_local import pgserver_log
 from newsdesk_local.data_dir import existing, writable
 from newsdesk_local.deadletters import message_attributes
 from newsdesk_local.infrastructure import REGION, Infrastructure, QueueAddress
@@ -373,7 +374,8 @@ class LocalServices:
 def _pgserver(data_dir: Path) -> Any:
     pgserver = _pgserver_package()
     recover_postgres(data_dir / PG_FOLDER)
-    return pgserver.get_server(data_dir / PG_FOLDER, cleanup_mode="stop")
+    with pgserver_log.starting(data_dir / PG_FOLDER):  # its log off the terminal
+        return pgserver.get_server(data_dir / PG_FOLDER, cleanup_mode="stop")
 
 
 def _pgserver_package() -> Any:
@@ -381,6 +383,8 @@ def _pgserver_package() -> Any:
         warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
         try:
             import pgserver
+
+            pgserver_log.quiet()
         except ImportError:
             raise ConfigError(
                 "DATABASE_URL is not set and pgserver is not installed: "
