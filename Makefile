@@ -1,6 +1,31 @@
 # Two commands for a fresh machine:  make demo   (a round on bundled feeds)   make test
 PYTHON ?= python3
 VENV ?= .venv
+
+# pyenv's newest X.Y, as a path: $(call pyenv_python,3.12) (nothing if pyenv has none).
+pyenv_python = $(shell \
+	v=$$(pyenv versions --bare 2>/dev/null | grep -E '^$(subst .,\.,$(1))(\.[0-9]+)?$$' | sort -V | tail -n 1); \
+	if [ -n "$$v" ]; then echo "$$(pyenv root)/versions/$$v/bin/python"; fi)
+# PYTHON=python3.12 that does not run here (pyenv's shim fails unless 3.12 is selected) is
+# pyenv's newest 3.12, as SAM_PYTHON is found below.
+ifneq ($(filter python3.%,$(PYTHON)),)
+ifeq ($(shell $(PYTHON) -c '' >/dev/null 2>&1 && echo runs),)
+override PYTHON := $(or $(call pyenv_python,$(patsubst python%,%,$(PYTHON))),$(PYTHON))
+endif
+endif
+# A PYTHON given that does not run is refused in one line; a venv of another Python than the
+# one it names (make demo PYTHON=python3.12 after a first run with 3.11) is made again, not kept.
+python_version = $(shell $(1) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+ifneq ($(filter command line environment override,$(origin PYTHON)),)
+PYTHON_IS := $(call python_version,$(PYTHON))
+ifeq ($(PYTHON_IS),)
+$(error PYTHON=$(PYTHON) does not run here (nor is it a version pyenv has): name a Python 3.11 or newer)
+endif
+VENV_HAS := $(if $(wildcard $(VENV)/bin/python),$(call python_version,$(VENV)/bin/python))
+ifneq ($(and $(VENV_HAS),$(filter-out $(PYTHON_IS),$(VENV_HAS))),)
+REMAKE_VENV := $(VENV) is Python $(VENV_HAS) and PYTHON=$(PYTHON) is $(PYTHON_IS): making it again
+endif
+endif
 # The installer: uv (installed into the venv by the pip the venv's Python ships), or pip, that
 # pip alone and not upgraded (.ci/run proves both).
 INSTALLER ?= uv
@@ -10,7 +35,7 @@ UV_REQUIREMENT := uv>=0.9,<1
 LOCKS := infra/lambda-runtime.txt layers/common/requirements.txt \
 	layers/extract/requirements.txt functions/cluster/requirements.txt
 
-.PHONY: demo collect test test-unit lint pytest corpus locks locks-check local-resources amazon-roots \
+.PHONY: FORCE demo collect test test-unit lint pytest corpus locks locks-check local-resources amazon-roots \
 	docs infra-check sam-env security clean
 
 ifeq ($(INSTALLER),uv)
@@ -23,9 +48,9 @@ endif
 # each deploy unit's packages, from its locks, into $(VENV)/lambda/ for the local runtime's
 # containers and the deploy-unit tests (infra/locks.py). Each step says what it does in one line;
 # the installers are quiet unless they fail.
-$(BIN)/.installed: pyproject.toml $(LOCKS)
-	@echo "creating $(VENV) with $(PYTHON)"
-	@$(PYTHON) -m venv $(VENV)
+$(BIN)/.installed: pyproject.toml $(LOCKS) $(if $(REMAKE_VENV),FORCE)
+	@echo "$(or $(REMAKE_VENV),creating $(VENV) with $(PYTHON))"
+	@$(PYTHON) -m venv $(if $(REMAKE_VENV),--clear) $(VENV)
 	$(if $(filter uv,$(INSTALLER)),@echo "installing the installer (uv) into $(VENV)")
 	$(if $(filter uv,$(INSTALLER)),@$(BIN)/python -m pip install --quiet --disable-pip-version-check '$(UV_REQUIREMENT)')
 	@if $(BIN)/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))'; then \
@@ -117,10 +142,7 @@ endif
 
 # The Lambda runtime's Python, which sam build needs on PATH: pyenv's newest 3.12 where pyenv
 # has one (its python3.12 shim fails unless a version is selected), else python3.12 on PATH.
-SAM_PYTHON ?= $(shell \
-	v=$$(pyenv versions --bare 2>/dev/null | grep -E '^3\.12(\.[0-9]+)?$$' | sort -V | tail -n 1); \
-	if [ -n "$$v" ]; then echo "$$(pyenv root)/versions/$$v/bin/python"; \
-	else command -v python3.12; fi)
+SAM_PYTHON ?= $(or $(call pyenv_python,3.12),$(shell command -v python3.12))
 
 # The SAM CLI: validate with lint, and build the layer and zip functions (the cluster image
 # needs Docker).
@@ -167,6 +189,8 @@ security: $(CHECKOV_VENV)/.installed $(BIN)/.installed
 	$(BIN)/python infra/transform.py > build/template.transformed.json
 	$(CHECKOV) --file infra/template.yaml
 	$(CHECKOV) --file build/template.transformed.json
+
+FORCE:
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) $(SAM_BUILD_PYTHON) $(CHECKOV_VENV) build .cache .mypy_cache .ruff_cache .pytest_cache infra/.aws-sam

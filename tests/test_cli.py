@@ -140,6 +140,44 @@ def test_a_second_run_asks_conditionally_and_gets_304s(
     assert json.loads(capsys.readouterr().out)["totals"]["feeds_not_due"] == 2
 
 
+def test_feeds_and_collect_use_the_sources_file_the_data_folder_was_collected_with(
+    data_dir, tmp_path, serve, feed_server, database, postgres_url, capsys
+):
+    # GIVEN a data folder collected with a sources file of one feed, given by --sources
+    mine = write_sources(
+        tmp_path / "mine.yaml", [("뉴시스", serve("/mine.xml", "good.xml"), "정치")]
+    )
+    env = environ(data_dir, DATABASE_URL=postgres_url)
+    assert main(["collect", "--sources", str(mine), "--json"], env) == 0
+    capsys.readouterr()
+    # WHEN `feeds` runs there, told of no sources file
+    assert main(["feeds"], env) == 0
+    # THEN it lists that file's feed alone, not the bundled outlets' feeds as never tried
+    assert re.findall(r"^Feed: (\S+) \|", capsys.readouterr().out, re.M) == ["뉴시스"]
+    # AND the next `collect` there, told of none either, collects that file's feed again
+    assert main(["collect", "--json"], env) == 0
+    assert [o["source"] for o in json.loads(capsys.readouterr().out)["outlets"]] == ["뉴시스"]
+    assert feed_server.requests["/mine.xml"] == 2
+    # AND SOURCES_PATH comes before the folder's file, and --sources before both
+    other = write_sources(
+        tmp_path / "other.yaml", [("한겨레", serve("/o.xml", "atom.xml"), "경제")]
+    )
+    third = write_sources(
+        tmp_path / "third.yaml", [("프레시안", serve("/t.xml", "atom.xml"), "정치")]
+    )
+    assert main(["feeds"], {**env, "SOURCES_PATH": str(other)}) == 0
+    assert "Feed: 한겨레 | 경제 | Never tried" in capsys.readouterr().out
+    assert main(["feeds", "--sources", str(third)], {**env, "SOURCES_PATH": str(other)}) == 0
+    assert "Feed: 프레시안 | 정치 | Never tried" in capsys.readouterr().out
+    # AND once that file is gone, the folder's commands say so in one line, exit 2
+    mine.unlink()
+    for args in (["feeds"], ["collect"]):
+        assert main(args, env) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert f"was collected with {mine}, which is gone: give --sources PATH" in err
+
+
 def test_collect_prints_the_seed_line_per_feed_and_asks_as_a_local_run(
     data_dir, tmp_path, serve, feed_server, database, postgres_url, capsys
 ):
@@ -210,9 +248,10 @@ def test_demo_runs_a_round_on_embedded_services_as_the_readme_shows(
         article.format("한겨레", r"empty \(consent_wall\)", "대통령, 중동 .*"), out, re.M
     )
     assert re.search(article.format("연합뉴스", r"thin \d+ chars", "원·달러 환율 .*"), out, re.M)
-    # (which of the two was extracted first depends on the round's order; the outcome does not)
-    found = r"(copy of|original of) #\d+ \(duplicate_by_near_duplicate(: published first)?\)"
-    assert len(re.findall(found, out)) == 1
+    # (the copy, extracted after its original, as every run extracts them)
+    copy = r"^Article: 매일경제 \| #25 ok \d+ chars, copy of #5 \(duplicate_by_near_duplicate\) \|"
+    assert re.search(copy, out, re.M)
+    assert "original of" not in out
     assert "Pages: 29 ok, 1 thin, 2 empty, 0 list pages, 0 failed" in out
     # the issues: the copy under its original, not counted; the thin page in none
     issues = re.findall(r"^#\d+ \[(\S+)\] .+ \((\d+) articles, .+\)$", out, re.M)
@@ -222,9 +261,12 @@ def test_demo_runs_a_round_on_embedded_services_as_the_readme_shows(
         r"^        copy \(near_duplicate\): #\d+ 매일경제: 한국은행 기준금리", out, re.M
     )
     assert "원·달러" not in out.split("Issues: ", 1)[1]
-    # AND the README's sample is this run's output (ids, times and paths as the sample has them)
+    # AND the README's sample is this run's output as it is, but for its times, port and folder
     unlike = difference(sample(ROOT / "README.md"), canonical(out))
     assert unlike is None, unlike
+    # AND `feeds` in the demo's folder, as its Next: line says, lists the demo's 13 feeds alone
+    assert main(["feeds"], environ(data_dir / "demo")) == 0
+    assert re.search(r"^Outlets: 5 \(.*\); feeds: 13 \(", capsys.readouterr().out, re.M)
 
 
 def test_cluster_and_issues_commands(data_dir, serve, database, postgres_url, capsys):

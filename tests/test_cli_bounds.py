@@ -7,6 +7,8 @@ never "nothing yet"); `dlq redrive --stack` looks in AWS_REGION, as `feeds --tab
 import http.server
 import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -298,10 +300,53 @@ def test_a_data_folder_that_cannot_be_read_is_not_nothing_yet(command, tmp_path,
     )
 
 
-@pytest.mark.parametrize("command", READERS[:4], ids=" ".join)
-def test_a_data_folder_not_made_yet_is_nothing_yet(command, tmp_path, capsys):
-    # GIVEN a data folder no run has made WHEN a read-only command runs THEN it has nothing
-    assert main(command, {"NEWSDESK_DATA_DIR": str(tmp_path / "none")}) == 0
-    assert capsys.readouterr().err == ""
+@pytest.mark.parametrize("command", READERS, ids=" ".join)
+def test_a_data_folder_that_does_not_exist_is_one_line_saying_how_to_make_one(
+    command, tmp_path, capsys
+):
+    # GIVEN NEWSDESK_DATA_DIR where there is no folder (mistyped: dmeo for demo)
+    folder = tmp_path / "dmeo"
+    # WHEN a read-only command runs THEN it says there is none and what makes one, exit 2
+    assert main(command, {"NEWSDESK_DATA_DIR": str(folder)}) == 2
+    assert capsys.readouterr() == (
+        "",
+        f"newsdesk: NEWSDESK_DATA_DIR: there is no data folder at {folder}; a round makes one "
+        f"there (`newsdesk collect`), the demo one of its own in {folder}/demo (`newsdesk demo`)\n",
+    )
     # AND it made nothing
-    assert not (tmp_path / "none").exists()
+    assert not folder.exists()
+
+
+@pytest.mark.parametrize("command", READERS[:4], ids=" ".join)
+def test_a_data_folder_with_nothing_in_it_is_nothing_yet(command, tmp_path, capsys):
+    # GIVEN a data folder that exists with nothing in it (the default one beside the demo's)
+    folder = tmp_path / "newsdesk"
+    folder.mkdir()
+    # WHEN a read-only command runs THEN it has nothing, exit 0, and makes nothing there
+    assert main(command, {"NEWSDESK_DATA_DIR": str(folder)}) == 0
+    assert capsys.readouterr().err == ""
+    assert list(folder.iterdir()) == []
+
+
+@pytest.mark.integration
+def test_an_embedded_postgresql_that_cannot_start_is_one_line_not_its_log(data_dir):
+    # GIVEN a data folder whose PostgreSQL folder initdb refuses (not empty, no cluster in it)
+    (data_dir / "pg").mkdir(parents=True)
+    (data_dir / "pg" / "stray").write_text("not PostgreSQL's")
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "AWS_ENDPOINT_URL")}
+    # WHEN a command starts it, as a person runs it (pgserver's log would reach the terminal)
+    done = subprocess.run(
+        [Path(sys.executable).with_name("newsdesk"), "migrate"],
+        env={**env, "NEWSDESK_DATA_DIR": str(data_dir)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    # THEN it says so in one line, with initdb's own words, exit 2: none of initdb's output
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"newsdesk: the embedded PostgreSQL in {data_dir / 'pg'} did not start, initdb failed: "
+        f'initdb: error: directory "{data_dir / "pg"}" exists but is not empty (set '
+        "DATABASE_URL to use another)\n"
+    )

@@ -87,6 +87,7 @@ def test_every_printed_time_reads_back_as_itself(zone):
 
 def test_articles_since_reads_the_time_as_the_output_prints_it(data_dir, capsys):
     # GIVEN the times: printed as 04:45 KST, asked as 04:40 (bare, printed, in UTC)
+    data_dir.mkdir()
     env = {"NEWSDESK_DATA_DIR": str(data_dir)}  # nothing collected there yet
     for since in ("2026-12-02 04:40", "2026-12-02 04:40 KST", "2026-12-01T19:40:00Z"):
         # WHEN articles are asked for since then THEN it is 04:40 KST, not 13:40

@@ -1,13 +1,22 @@
 """docs/commands.md's `--help` blocks are the parser's (newsdesk_local.command_docs, `make
 docs`): the file fails this test when a command, an option or a help text changes and the
-manual does not."""
+manual does not. And its examples run as written from the repository root, those that need
+neither the network nor AWS."""
 
+import os
+import re
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from newsdesk_local.cli import main
 from newsdesk_local.command_docs import DOCS, WIDTH, CommandDocsError, block, helps, render
+from tests.conftest import ROOT
+
+# the services an example must not be given: it runs on the data folder's own
+OWN_SERVICES = ("DATABASE_URL", "AWS_ENDPOINT_URL", "SOURCES_PATH", "STATE_TABLE_NAME")
 
 # argparse lays help out differently from Python 3.13 (its columns); the manual is written on
 # the functions' Python, 3.12, whose layout 3.11 shares. Elsewhere the words are compared.
@@ -66,3 +75,47 @@ def test_a_block_of_no_command_is_refused():
     # WHEN it is written again THEN it is refused, by name
     with pytest.raises(CommandDocsError, match="no such command: newsdesk nothing"):
         render(written)
+
+
+# --- the manual's examples ----------------------------------------------------------------------
+
+# what keeps an example from being run by the test (its comment says so)
+NOT_RUN = ("# needs the network", "# needs AWS", "# runs until Ctrl-C")
+EXAMPLES = re.compile(r"^```sh\n(.*?)^```$", re.S | re.M)
+
+
+def examples(document: str) -> list[str]:
+    """Every line of the manual's ``sh`` blocks: an example to run as written."""
+    return [
+        line
+        for found in EXAMPLES.finditer(document)
+        for line in found[1].splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+
+
+@pytest.mark.slow
+def test_the_manuals_examples_run_as_written_from_the_repository_root(data_dir):
+    # GIVEN the manual's examples, and those of them that need neither the network nor AWS
+    written = examples(DOCS.read_text(encoding="utf-8"))
+    runnable = [line for line in written if not any(mark in line for mark in NOT_RUN)]
+    assert len(runnable) >= 10
+    assert len(written) > len(runnable)
+    # the console script on PATH as `. .venv/bin/activate` puts it, a data folder of their own
+    env = {key: value for key, value in os.environ.items() if key not in OWN_SERVICES}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["NEWSDESK_DATA_DIR"] = str(data_dir)
+    for line in runnable:
+        # WHEN each runs in a shell at the repository root, in the manual's order
+        done = subprocess.run(
+            ["bash", "-o", "pipefail", "-c", line],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        # THEN it does what it says: exit 0, output, no error
+        assert (done.returncode, done.stderr) == (0, ""), line
+        assert done.stdout.strip(), line

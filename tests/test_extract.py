@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -375,6 +376,40 @@ def test_extract_text_reads_a_saved_page_as_json(tmp_path, capsys):
     document = json.loads(capsys.readouterr().out)
     assert document["text"].split("\n") == PARAGRAPHS
     assert document["chars"] == len(document["text"])
+
+
+def test_extract_text_on_a_saved_consent_wall_says_why_not_the_walls_text(capsys):
+    # GIVEN a saved page that is a cookie-consent wall, its words all the text there is
+    page = Path(__file__).parent / "pages" / "consent_wall.html"
+    # WHEN extract-text reads it
+    assert main(["extract-text", str(page)], dict(os.environ)) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # THEN it is empty for that reason, and the text is what the extractor keeps: none
+    assert "outcome: empty (consent_wall)" in lines
+    assert lines[-1] == "(no main text: consent_wall)"
+    assert not any("847" in line for line in lines)  # the wall's "847 partners"
+    # AND a saved page has no url: line (the manual says so)
+    assert not any(line.startswith("url:") for line in lines)
+    assert main(["extract-text", str(page), "--json"], dict(os.environ)) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert (document["url"], document["text"], document["chars"]) == (None, "", 0)
+
+
+@pytest.mark.parametrize(
+    ("name", "outcome"),
+    [("article_utf8", "ok"), ("photo_caption", "thin"), ("section_politics", "list page")],
+)
+def test_a_saved_page_is_judged_at_the_address_it_names_not_as_the_sites_root(
+    name, outcome, capsys
+):
+    # GIVEN a saved article, a photo article and a section page, each naming its address
+    page = Path(__file__).parent / "pages" / f"{name}.html"
+    # WHEN extract-text reads it THEN it is judged as served from there: not the site's root
+    assert main(["extract-text", str(page)], dict(os.environ)) == 0
+    out = capsys.readouterr().out
+    (judged,) = (line for line in out.splitlines() if line.startswith("outcome: "))
+    assert judged.removeprefix("outcome: ").startswith(outcome)
+    assert "site_root" not in judged
 
 
 def test_extract_text_says_why_a_page_could_not_be_fetched(serve, capsys):

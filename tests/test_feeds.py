@@ -23,7 +23,7 @@ from newsdesk.core.breaker import Breaker
 from newsdesk.core.report import CONTRACT_KEYS
 from newsdesk.core.schedule import FeedState, OutletState
 from newsdesk.core.sources import load_sources
-from newsdesk.core.times import utc_now
+from newsdesk.core.times import local_time, utc_now
 from newsdesk.storage.database import Database
 from newsdesk.storage.migrate import migrate
 from newsdesk_local.cli import main
@@ -147,7 +147,8 @@ def test_feeds_lists_failing_outlets_first_in_the_editors_time(data_dir, capsys)
         "Feed: 프레시안 | 정치 | Failed (http_5xx) 2026-12-01 14:00 KST: HTTP 503 | 3 failures in "
         "a row | last success 2026-11-30 14:00 KST | next check 2099-01-01 14:30 KST | "
         "http://127.0.0.1:9/a.xml",
-        "Feed: 프레시안 | 사회 | OK | last success 2026-12-01 14:00 KST | next check 2026-12-01 "
+        # (due at 14:30 by its own schedule, but not asked while its outlet is open)
+        "Feed: 프레시안 | 사회 | OK | last success 2026-12-01 14:00 KST | next check 2099-01-01 "
         "14:30 KST | http://127.0.0.1:9/b.xml",
         "Outlet: 연합뉴스 | Breaker: closed | 0 of 1 feed failing",
         "Feed: 연합뉴스 | 경제 | Not modified | last success 2026-12-01 14:00 KST | next check "
@@ -205,7 +206,9 @@ def test_feeds_of_an_unknown_outlet_and_of_nothing(data_dir, capsys):
     env = environ(saved(data_dir))
     assert main(["feeds", "--source", "없는신문"], env) == 2
     assert capsys.readouterr().err == "newsdesk: no state recorded for outlet '없는신문'\n"
-    assert main(["feeds"], environ(data_dir.parent / f"{data_dir.name}-empty")) == 0
+    empty = data_dir.parent / f"{data_dir.name}-empty"
+    empty.mkdir()
+    assert main(["feeds"], environ(empty)) == 0
     assert capsys.readouterr().out.startswith("No feed has been checked yet (the local state in ")
 
 
@@ -554,11 +557,12 @@ def test_read_only_commands_create_nothing_and_import_no_scikit_learn(
     assert files_of(data_dir) == before
     # AND with nothing collected and no DATABASE_URL, nothing is made at all (not even pgserver's)
     empty = tmp_path / "empty"
+    empty.mkdir()
     result, out = probe("issues", env=environ(empty))
     assert (result, out) == ({"code": 0, "heavy": []}, "No issues yet.\n")
     result, out = probe("feeds", env=environ(empty))
     assert result["code"] == 0
-    assert not empty.exists()
+    assert list(empty.iterdir()) == []
 
 
 @pytest.mark.slow
@@ -650,6 +654,15 @@ def test_feeds_lists_every_feed_of_the_sources_file_tried_or_not(
         "Outlets: 1 (1 cooling down, 0 half-open); feeds: 7 (2 failing, 1 never tried, "
         "4 not tried this round)"
     )
+    # AND the feeds its breaker keeps from being asked are next checked when the breaker lets
+    # the outlet be tried, not "at the next round" while it cools down
+    open_until = datetime.fromisoformat(listed["breaker"]["open_until"])
+    assert open_until > utc_now()
+    until = local_time(open_until, Settings.from_env(env).zone)
+    waiting = [line for line in lines if "Not tried this round" in line or "Never tried" in line]
+    assert len(waiting) == 5
+    assert all(f"| next check {until} |" in line for line in waiting)
+    assert not any("next check at the next round" in line for line in lines)
     # AND --failing keeps the outlet's counts of all its feeds
     assert main([*command, "--failing"], env) == 0
     assert capsys.readouterr().out.splitlines()[0].endswith("| 2 of 7 feeds failing, 5 not tried")

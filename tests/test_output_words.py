@@ -14,7 +14,7 @@ import pytest
 
 from newsdesk.core.hosts import HostState
 from newsdesk.extract.extractor import status_words
-from newsdesk_local.cli import main
+from newsdesk_local.cli import main, parser
 from newsdesk_local.command_docs import helps
 from newsdesk_local.commands.cluster import print_run
 from newsdesk_local.demo import serve_demo_feeds
@@ -81,6 +81,16 @@ def test_version_is_the_packages(capsys):
         main(["--version"])
     assert done.value.code == 0
     assert capsys.readouterr().out == f"newsdesk {metadata.version('newsdesk')}\n"
+
+
+def test_newsdesk_alone_prints_the_help_not_a_usage_error(capsys):
+    # WHEN newsdesk runs with no command
+    code = main([])
+    # THEN it prints the whole help, as --help does, on standard error: exit 2, a usage error
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err == parser().format_help()
+    assert "collect     run one collection round locally" in err
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,14 @@
 """The package's build configuration (pyproject.toml's [tool.setuptools]) as setuptools reads it:
-an install says nothing but what it installs."""
+an install says nothing but what it installs; and make's venv is of the Python PYTHON names."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import ROOT
 
@@ -41,3 +45,48 @@ def test_every_importable_folder_is_a_listed_package():
     for package, folder in roots.items():
         missing = importable_folders(package, ROOT / folder) - listed
         assert not missing, f"pyproject.toml's packages lacks {sorted(missing)}"
+
+
+# --- make's venv --------------------------------------------------------------------------------
+
+
+def make_venv(venv: Path, python: str) -> subprocess.CompletedProcess[str]:
+    """What `make VENV/bin/.installed PYTHON=python` would do (make -n: nothing is run)."""
+    return subprocess.run(
+        ["make", "-n", f"{venv}/bin/.installed", f"VENV={venv}", f"PYTHON={python}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.integration
+def test_make_makes_a_venv_of_another_python_again_rather_than_keep_it(tmp_path):
+    # GIVEN a venv made, and installed, with another Python than this one (3.11 to its make)
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("#!/bin/sh\necho 3.11\n")
+    (venv / "bin" / "python").chmod(0o755)
+    (venv / "bin" / ".installed").touch()
+    # WHEN make is asked for it with PYTHON naming this Python
+    done = make_venv(venv, sys.executable)
+    # THEN it says the venv is another Python's, and makes it again from nothing
+    this = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert done.returncode == 0, done.stderr
+    assert f"{venv} is Python 3.11 and PYTHON={sys.executable} is {this}: making it again" in (
+        done.stdout
+    )
+    assert f"{sys.executable} -m venv --clear {venv}" in done.stdout
+
+
+@pytest.mark.integration
+def test_make_refuses_a_python_that_does_not_run_in_one_line(tmp_path):
+    # WHEN make is given a PYTHON that runs nowhere (no such command, no such pyenv version)
+    done = make_venv(tmp_path / "venv", "python3.99")
+    # THEN it stops in one line naming it, before it makes anything
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "PYTHON=python3.99 does not run here" in done.stderr
+    assert not (tmp_path / "venv").exists()

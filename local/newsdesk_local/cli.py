@@ -5,7 +5,9 @@ Exit codes: 0 done; 1 an outlet's message failed (SQS would retry it), or for `s
 standard error); 3 feeds were attempted and not one succeeded. A closed pipe (``| head``) ends
 the command quietly, with 0. Ctrl-C ends it with 130, SIGTERM with 143 and SIGHUP with 129, each
 the same way (the local state saved, what it started stopped: ``newsdesk_local.signals``) and
-with one line. Terminal times are in NEWSDESK_TIMEZONE, and so are the times the options
+with one line. ``newsdesk`` alone prints the help on standard error, exit 2, as argparse does a
+usage error (a script that forgot its command does not go on as if it had run one). Terminal
+times are in NEWSDESK_TIMEZONE, and so are the times the options
 take (TIME: ISO 8601, the printed form, an age such as 24h, today, yesterday); JSON's are UTC.
 
 The local data folder (NEWSDESK_DATA_DIR) has one owner at a time: collect, reparse, migrate,
@@ -57,7 +59,8 @@ DESCRIPTION = (
     "outlet's message failed (SQS would retry it), or for 'sources check --live' a feed failed; "
     "2 a configuration error or a service that cannot be reached (one line on standard error); "
     "3 feeds were attempted and not one succeeded; 130 interrupted. A closed pipe (| head) ends "
-    "a command quietly, with 0. Terminal times are in NEWSDESK_TIMEZONE; JSON's are UTC."
+    "a command quietly, with 0. Terminal times are in NEWSDESK_TIMEZONE; JSON's are UTC. "
+    "'newsdesk' alone prints this help on standard error, exit 2, as for any usage error."
 )
 
 # in the order `newsdesk --help` lists them (newsdesk_local.commands: one module each)
@@ -83,6 +86,9 @@ COMMANDS = (
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     env = context.environment(environ)
     out = _utf8(sys.stdout)
+    if not (sys.argv[1:] if argv is None else argv):  # no command: the help, not its usage
+        sys.stderr.write(parser().format_help())
+        return EXIT_CONFIG
     try:
         # a time option is read in the zone the output prints in, against the command's start
         with arguments.reading_times(lambda: context.zone(env), utc_now()):

@@ -77,6 +77,15 @@ class OutletRecords:
             return NOT_TRIED_THIS_ROUND
         return None
 
+    def next_check(self, feed: FeedState, at: datetime) -> datetime | None:
+        """When ``feed`` is next asked: while the outlet's breaker is open (at ``at``), not
+        before the breaker lets the outlet be tried; else the feed's own next check (None: at
+        the next round)."""
+        due, until = feed.next_check_at, self.breaker.open_until
+        if self.breaker_state(at) == BREAKER_OPEN and until is not None:
+            return until if due is None or due < until else due
+        return due
+
     def untried(self) -> int:
         return sum(self.skipped(f) is not None for f in self.feeds)
 
@@ -262,9 +271,11 @@ SKIPPED_WORDS = {
 }
 
 
-def feed_line(feed: FeedState, zone: tzinfo, skipped: str | None = None) -> str:
-    """A feed's record in one line; ``skipped`` (OutletRecords.skipped) says why it shows no
-    attempt of the outlet's last round."""
+def feed_line(outlet: OutletRecords, feed: FeedState, at: datetime, zone: tzinfo) -> str:
+    """A feed of ``outlet`` in one line, as of ``at``: its record, why it shows no attempt of
+    the outlet's last round if it shows none (``OutletRecords.skipped``), and when it is next
+    asked (``OutletRecords.next_check``: not while its outlet's breaker is open)."""
+    skipped = outlet.skipped(feed)
     if skipped is not None:
         status = SKIPPED_WORDS[skipped]
     elif feed.failing:
@@ -279,7 +290,7 @@ def feed_line(feed: FeedState, zone: tzinfo, skipped: str | None = None) -> str:
     return (
         f"Feed: {feed.source} | {feed.category or '-'} | {status} | last success "
         f"{terminal_time(feed.last_success_at, zone)} | next check "
-        f"{terminal_time(feed.next_check_at, zone, 'at the next round')} | {feed.url}"
+        f"{terminal_time(outlet.next_check(feed, at), zone, 'at the next round')} | {feed.url}"
     )
 
 

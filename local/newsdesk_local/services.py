@@ -35,7 +35,8 @@ from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.settings import Settings
 from newsdesk.storage.database import Database, checked_url
 from newsdesk.storage.migrate import migrate, pending
-from newsdesk_local.data_dir import present, writable
+from newsdesk_local import pgserver_log
+from newsdesk_local.data_dir import existing, writable
 from newsdesk_local.deadletters import message_attributes
 from newsdesk_local.infrastructure import REGION, Infrastructure, QueueAddress
 from newsdesk_local.saved_state import load_queues, load_tables, store_tables
@@ -373,7 +374,8 @@ class LocalServices:
 def _pgserver(data_dir: Path) -> Any:
     pgserver = _pgserver_package()
     recover_postgres(data_dir / PG_FOLDER)
-    return pgserver.get_server(data_dir / PG_FOLDER, cleanup_mode="stop")
+    with pgserver_log.starting(data_dir / PG_FOLDER):  # its log off the terminal
+        return pgserver.get_server(data_dir / PG_FOLDER, cleanup_mode="stop")
 
 
 def _pgserver_package() -> Any:
@@ -381,6 +383,8 @@ def _pgserver_package() -> Any:
         warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
         try:
             import pgserver
+
+            pgserver_log.quiet()
         except ImportError:
             raise ConfigError(
                 "DATABASE_URL is not set and pgserver is not installed: "
@@ -469,12 +473,12 @@ def _alive(pid: int) -> bool:
 def read_only_database(settings: Settings) -> Iterator[Database | None]:
     """PostgreSQL for a command that only reads it: ``DATABASE_URL``, else the embedded one
     if a run has made it (None if none has: nothing is stored). No AWS, no migrations, no
-    folder created; a schema behind this release's, or a data folder that cannot be read, is
-    a configuration error."""
+    folder created; a schema behind this release's, or a data folder that does not exist or
+    cannot be read, is a configuration error."""
     server = None
     url = checked_url(settings.database_url) if settings.database_url else None
     if url is None:
-        if not present(settings.data_dir) or not (settings.data_dir / PG_FOLDER).is_dir():
+        if not (existing(settings.data_dir) / PG_FOLDER).is_dir():
             yield None
             return
         writable(settings.data_dir)  # the embedded PostgreSQL writes there even to be read

@@ -1,8 +1,9 @@
 """`newsdesk collect`: one collection round locally, through the fan-out, the worker and the
-extractor functions as they run in Lambda; each feed's line, the totals and each page's outcome,
-or one JSON object; a line when the machine looks offline (the round reached no outlet at all,
-and no outlet was charged for it). Exit 1 if a message failed, else 3 if feeds were attempted
-and not one succeeded."""
+extractor functions as they run in Lambda, on the sources file given, else the data folder's
+(which it remembers: ``context.sources_path``); each feed's line, the totals and each page's
+outcome, or one JSON object; a line when the machine looks offline (the round reached no outlet
+at all, and no outlet was charged for it). Exit 1 if a message failed, else 3 if feeds were
+attempted and not one succeeded."""
 
 from __future__ import annotations
 
@@ -39,7 +40,13 @@ HEARTBEAT_SECONDS = 4.0
 
 def add(commands: arguments.Commands) -> None:
     collect = commands.add_parser("collect", help="run one collection round locally")
-    collect.add_argument("--sources", type=Path, help="sources.yaml (default: the bundled one)")
+    collect.add_argument(
+        "--sources",
+        type=Path,
+        metavar="PATH",
+        help="the sources file (default: SOURCES_PATH, else the one the data folder was last "
+        "collected with, else the bundled one); the data folder remembers it",
+    )
     collect.add_argument("--json", action="store_true", help=arguments.JSON_HELP)
     collect.add_argument(
         "--concurrency",
@@ -60,6 +67,7 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
 
     if args.sources is not None:
         env["SOURCES_PATH"] = str(args.sources.resolve())
+    env.update(context.with_sources(env))  # else the data folder's, else the bundled file
     outlets = context.outlets(env)
     zone = Settings.from_env(env).zone
     progress = Progress(outlets, zone, out) if not args.json and out.isatty() else None
@@ -67,6 +75,7 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     if progress is not None:
         progress.note(STARTING)
     with context.runtime(env, "collect") as runtime:
+        context.remember(env)  # the folder's sources from now on, unless told otherwise
         if progress is not None:
             progress.note(collecting(outlets))
         result = run_collect_round(

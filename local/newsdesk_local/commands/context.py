@@ -1,5 +1,6 @@
 """What a command runs against: its environment (this machine's, with the operator contact a
-local run gives), the sources it collects and the local runtime it starts, over a data folder it
+local run gives), the sources it collects (SOURCES_PATH, else those the data folder was last
+collected with, else the bundled file) and the local runtime it starts, over a data folder it
 holds or through the running stack that holds it."""
 
 from __future__ import annotations
@@ -7,11 +8,15 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator, Mapping
+from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
+from newsdesk.core.errors import SettingsError
 from newsdesk.core.settings import LOCAL_CONTACT, Settings
-from newsdesk.core.sources import Outlet, group_by_outlet, load_sources
+from newsdesk.core.sources import BUNDLED, Outlet, group_by_outlet, load_sources
+from newsdesk_local.data_dir import remember_sources, remembered_sources
 from newsdesk_local.folder_lock import FolderInUseError, FolderLock, holder
 from newsdesk_local.output import note
 
@@ -47,7 +52,7 @@ def deployed(env: dict[str, str]) -> dict[str, str | None]:
 def runtime(env: dict[str, str], command: str) -> Iterator[LocalServices]:
     """PostgreSQL (migrated) and AWS for local runs of the functions, started for ``newsdesk
     COMMAND`` (``owned``)."""
-    with owned(env, command) as own, started(own) as services:
+    with owned(env, command) as own, started(with_sources(own)) as services:
         yield services
 
 
@@ -104,7 +109,37 @@ def through(env: dict[str, str], services: Mapping[str, str]) -> dict[str, str]:
     return own
 
 
+def sources_path(env: dict[str, str]) -> Path | None:
+    """The sources file of a command on ``env``'s data folder: SOURCES_PATH; else the one the
+    folder was last collected with (`collect --sources`, the demo's); else the bundled one
+    (None). A remembered file that is gone is a SettingsError saying how to choose another."""
+    settings = Settings.from_env(env)
+    if settings.sources_path is not None:
+        return settings.sources_path
+    kept = remembered_sources(settings.data_dir)
+    if kept is not None and not kept.is_file():
+        bundled = resources.files("newsdesk").joinpath(BUNDLED)
+        raise SettingsError(
+            f"{settings.data_dir} was collected with {kept}, which is gone: give --sources "
+            f"PATH or SOURCES_PATH (the bundled file is {bundled})"
+        )
+    return kept
+
+
+def with_sources(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with SOURCES_PATH set to its data folder's sources file if it names none and
+    the folder remembers one (the functions the local runtime runs read SOURCES_PATH)."""
+    path = sources_path(env)
+    return env if path is None else {**env, "SOURCES_PATH": str(path)}
+
+
+def remember(env: dict[str, str]) -> None:
+    """``env``'s data folder was collected with its SOURCES_PATH (unset: the bundled file)."""
+    settings = Settings.from_env(env)
+    remember_sources(settings.data_dir, settings.sources_path)
+
+
 def outlets(env: dict[str, str]) -> list[Outlet]:
-    """The outlets of the environment's sources file: a broken file (or setting) fails here,
-    before anything is started or sent."""
-    return group_by_outlet(load_sources(Settings.from_env(env).sources_path))
+    """The outlets of the environment's sources file (``sources_path``): a broken file (or
+    setting) fails here, before anything is started or sent."""
+    return group_by_outlet(load_sources(sources_path(env)))

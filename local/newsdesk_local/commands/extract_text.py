@@ -3,8 +3,9 @@ extractor keeps of one page: a saved file, or a URL fetched with the extractor's
 (private networks refused unless FETCH_ALLOW_PRIVATE_NETWORKS; EXTRACT_MAX_BYTES at most). The
 facts a line each, a blank line and the text, or one JSON object; a page that cannot be fetched
 is one line, exit 1. The page is judged as the extractor judges it (``outcome``: ok, thin, empty
-or a list page, with the judge's reason, ``js_rendered`` and so on), so a page without main
-text says why."""
+or a list page, with the judge's reason, ``js_rendered`` and so on) and its text is the text
+the extractor would keep (``keeps_text``): a page without main text, a consent wall's or a
+list's included, says why instead."""
 
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ if TYPE_CHECKING:
     from newsdesk.extract.text import Extracted
 
 
+# a saved page's address when it names none: neither a site's root, nor a section, nor an article
+NO_ADDRESS = "file:///a/saved/page"
+
+
 def add(commands: arguments.Commands) -> None:
     extract = commands.add_parser(
         "extract-text", help="the main text of a saved page or of a URL, as newsdesk extracts it"
@@ -34,7 +39,7 @@ def add(commands: arguments.Commands) -> None:
 def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk.collect.fetch import fetch
     from newsdesk.core.errors import FeedError
-    from newsdesk.extract.extractor import ExtractPolicy, status_words
+    from newsdesk.extract.extractor import ExtractPolicy, keeps_text, status_words
     from newsdesk.extract.text import extract_text
 
     page: str = args.page
@@ -54,6 +59,8 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
             raise ConfigError(f"{page}: {e.strerror}") from e
     extracted = extract_text(content, url)
     status, reason = verdict(content, content_type, extracted, url, policy.min_chars)
+    if not keeps_text(status):  # a wall's text, a list's links: not the page's main text
+        extracted = dataclasses.replace(extracted, text="")
     if args.json:
         document = {"url": url, "chars": len(extracted.text), **dataclasses.asdict(extracted)}
         dump(document | {"status": status, "reason": reason}, out)
@@ -79,12 +86,15 @@ def verdict(
     min_chars: int,
 ) -> tuple[str, str | None]:
     """(status, reason) as the extractor records them: a page that is not HTML an error,
-    else the page judge's verdict (a saved file judged as if served from nowhere)."""
+    else the page judge's verdict. A saved file is judged as if served from the address it
+    names for itself (its canonical URL), else from one that says nothing of it: judged as
+    served from no address at all, every saved page would be the site's root, a list page."""
     from newsdesk.extract import page as judge
     from newsdesk.extract.extractor import EXTRACT_ERROR
     from newsdesk.extract.text import decode_html
 
     if not judge.is_html(content_type, content):
         return EXTRACT_ERROR, "not_html"
-    judged = judge.judge_page(decode_html(content), extracted, url or "", min_chars)
+    address = url or extracted.canonical_url or NO_ADDRESS
+    judged = judge.judge_page(decode_html(content), extracted, address, min_chars)
     return judged.status, judged.reason

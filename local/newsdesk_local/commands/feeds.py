@@ -35,7 +35,8 @@ def add(commands: arguments.Commands) -> None:
         type=Path,
         metavar="PATH",
         help="the sources file whose feeds are listed, tried or not (default: SOURCES_PATH, "
-        "else the bundled one; with a table, the bundled one: what a deployed fan-out reads)",
+        "else the one the data folder was last collected with, else the bundled one; with a "
+        "table, the bundled one: what a deployed fan-out reads)",
     )
     feeds.set_defaults(run=run)
     feeds_commands = feeds.add_subparsers(metavar="COMMAND")
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
         # the outlet's counts are of all its feeds, those --failing leaves out included
         print(feeds.outlet_line(known[outlet.source], now, zone), file=out)
         for feed in outlet.feeds:
-            print(feeds.feed_line(feed, zone, outlet.skipped(feed)), file=out)
+            print(feeds.feed_line(outlet, feed, now, zone), file=out)
     for host in hosts:
         print(feeds.host_line(host, now, zone), file=out)
     print(feeds.summary(known.values(), now, settings.timezone, zone), file=out)
@@ -100,12 +101,13 @@ def run_reset(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int
 
 def sources_path(args: argparse.Namespace, env: dict[str, str]) -> Path | None:
     """--sources; else, for a table (a deployed stack's, whose fan-out reads the bundled file),
-    the bundled file (None); else the local runs' (SOURCES_PATH, else the bundled file)."""
+    the bundled file (None); else the local runs' (SOURCES_PATH, else the data folder's, else
+    the bundled file: ``context.sources_path``)."""
     if args.sources is not None:
         return Path(args.sources)
     if getattr(args, "table", None) or env.get("STATE_TABLE_NAME"):
         return None
-    return Settings.from_env(env).sources_path
+    return context.sources_path(env)
 
 
 def state_store(args: argparse.Namespace, env: dict[str, str], settings: Settings) -> StateStore:
@@ -117,7 +119,7 @@ def state_store(args: argparse.Namespace, env: dict[str, str], settings: Setting
 
     from newsdesk.aws.clients import operator_client
     from newsdesk.aws.state_table import StateTable
-    from newsdesk_local.data_dir import present
+    from newsdesk_local.data_dir import existing
     from newsdesk_local.feeds import STATE_TABLE, SavedStore, TableStore
     from newsdesk_local.folder_lock import holder
     from newsdesk_local.infrastructure import REGION, Infrastructure
@@ -152,5 +154,5 @@ def state_store(args: argparse.Namespace, env: dict[str, str], settings: Setting
         raise ConfigError(f"AWS_ENDPOINT_URL: {e}") from None
     except BotoCoreError as e:  # no region, a broken profile
         raise ConfigError(f"AWS: {e}") from None
-    present(settings.data_dir)  # one that cannot be read is an error, not "nothing yet"
+    existing(settings.data_dir)  # one that is not there is an error, not "nothing yet"
     return SavedStore(settings.data_dir)

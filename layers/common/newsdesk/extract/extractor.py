@@ -584,6 +584,12 @@ def _page_key(canonical: str | None, final_url: str) -> tuple[str | None, str | 
     return (page_key if fits_a_key(page_key) else None), ignored
 
 
+def keeps_text(status: str) -> bool:
+    """Whether the extractor keeps the text of a page judged ``status``: an article's, or a
+    short one's; of a wall or a list, nothing is worth keeping."""
+    return status in (judge.EXTRACT_OK, judge.FILTERED_THIN)
+
+
 def _judged(
     base: Extraction,
     verdict: judge.Verdict,
@@ -591,9 +597,9 @@ def _judged(
     page_key: str | None,
     ignored: str | None,
 ) -> Extraction:
-    """``base`` (what was fetched) with its verdict and what the page says of itself. The
-    text is kept for an article, or a short one; of a wall or a list, nothing is worth keeping."""
-    kept_text = verdict.status in (judge.EXTRACT_OK, judge.FILTERED_THIN)
+    """``base`` (what was fetched) with its verdict and what the page says of itself, and its
+    text if the extractor keeps it (``keeps_text``)."""
+    kept_text = keeps_text(verdict.status)
     return replace(
         base,
         status=verdict.status,

@@ -161,5 +161,5 @@ class CollectSettings:
         "the feeds to collect (sources.yaml); the extractor reads its news agencies",
         (FANOUT, EXTRACTOR),
         in_template=False,
-        shown="unset: the bundled `sources.yaml`",
+        shown="unset: the bundled `sources.yaml` (locally: the data folder's, local-runtime.md)",
     )
