@@ -22,8 +22,10 @@ import numpy as np
 EXACT_MAX = 8192
 # Rows of the embeddings' product computed at once (a block is ROWS × n float32).
 ROWS = 1024
-# Centres a title is a member of (its nearest ones): more finds more of its neighbours.
-PROBES = 3
+# Centres a title is a member of (its nearest ones): more finds more of its neighbours, at the
+# cost of products in proportion (generated varied set, pooled F1 at 20,000 titles: 3 probes
+# 0.605, 8 probes 0.651, every pair compared 0.688; two partitions of 4 probes 0.638).
+PROBES = 8
 # Titles k-means learns the centres from, per centre.
 SAMPLE_PER_CENTRE = 40
 SEED = 38
