@@ -79,8 +79,20 @@ class LocalContext:
         return max(0, int(left * 1000))
 
 
+# Each module file's real path, found once: the fork server finds its preloaded modules' before
+# it forks (``preload``), so that a container's ``isolate`` resolves no link of theirs again.
+_REAL: dict[str, str] = {}
+
+
+def _real(file: str) -> str:
+    real = _REAL.get(file)
+    if real is None:
+        real = _REAL[file] = os.path.realpath(file)
+    return real
+
+
 def _under(file: str, folders: tuple[str, ...]) -> bool:
-    real = os.path.realpath(file)
+    real = _real(file)
     return any(real == f or real.startswith(f + os.sep) for f in folders)
 
 
@@ -156,6 +168,10 @@ def preload(path: list[str], more: list[str]) -> None:
             aws_access_key_id="preload",
             aws_secret_access_key="preload",  # noqa: S106  (a stand-in; nothing is sent)
         )
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if file is not None:
+            _real(file)
     # kept by every container: out of the collector's sight, a collection does not touch
     # (and so copy) the pages it lives on
     gc.freeze()

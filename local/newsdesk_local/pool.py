@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.forkserver
+import multiprocessing.spawn
 import os
 from concurrent.futures import Future, ProcessPoolExecutor
 from types import TracebackType
@@ -32,7 +33,8 @@ def _fork_server() -> multiprocessing.context.BaseContext:
     """The one fork server, started here, preloading from the folders every zip function's path
     holds (the common layer's content and installed lock, the runtime's), then the other
     artifacts' libraries from their folders. The folders reach it in its environment, which
-    nothing else inherits."""
+    nothing else inherits, and so does the command's main module, which its children then
+    need not run again (``newsdesk_local.forkserver``)."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([forkserver.__name__])
     functions = Infrastructure.packaged().functions.values()
@@ -40,12 +42,20 @@ def _fork_server() -> multiprocessing.context.BaseContext:
     zips = [f.artifact.path() for f in functions if not f.artifact.image]
     shared = [folder for folder in zips[0] if all(folder in path for path in zips)]
     more = list(dict.fromkeys(f for path in paths for f in path if f not in shared))
+    preparation = multiprocessing.spawn.get_preparation_data("ignore")
+    main = [
+        f"{kind}:{preparation[key]}"
+        for kind, key in (("name", "init_main_from_name"), ("path", "init_main_from_path"))
+        if key in preparation
+    ]
     os.environ[forkserver.PRELOAD_PATH] = os.pathsep.join(shared)
     os.environ[forkserver.MORE_PATH] = os.pathsep.join(more)
+    os.environ[forkserver.MAIN] = main[0] if main else ""
     try:
         multiprocessing.forkserver.ensure_running()
     finally:
-        del os.environ[forkserver.PRELOAD_PATH], os.environ[forkserver.MORE_PATH]
+        for name in (forkserver.PRELOAD_PATH, forkserver.MORE_PATH, forkserver.MAIN):
+            del os.environ[name]
     return context
 
 
