@@ -11,6 +11,7 @@ the next fan-out would forgive it in AWS, where no function sees a round's end.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -277,14 +278,21 @@ def run_collect_round(
     outlet not in it after those; an outlet the fan-out skipped, its breaker open, is
     reported cooling down (its feeds those ``outlets`` give it). ``progress`` is told of each
     outlet as it is done: those cooling down once the fan-out answered, the others as their
-    messages' invocations return."""
+    messages' invocations return. On a round of every feed, the worker's containers start
+    while the fan-out runs, one for each outlet up to ``concurrency`` (each will have its
+    message), rather than one after another as its messages come."""
     started = time.monotonic()
     event = scheduled_event(datetime.now(UTC)) | {"ignore_schedule": ignore_schedule}
-    fanout = invoke_function(services, FANOUT, event)
-    cooling = _cooling(fanout, outlets)
-    if progress is not None:
-        progress.outlets_done(cooling, [])
-    reports, failed = drain_worker(services, concurrency, workers, progress)
+    with contextlib.ExitStack() as stack:
+        ahead = 0
+        if workers is None and ignore_schedule:
+            workers = stack.enter_context(pool_of(services, WORKER, concurrency))
+            ahead = min(concurrency, len(outlets))
+        fanout = _fan_out(services, event, workers, ahead)
+        cooling = _cooling(fanout, outlets)
+        if progress is not None:
+            progress.outlets_done(cooling, [])
+        reports, failed = drain_worker(services, concurrency, workers, progress)
     unreachable = forgive_round(services, event["time"], [o.name for o in outlets], reports)
     reports += cooling
     rank = {outlet.name: i for i, outlet in enumerate(outlets)}
@@ -302,6 +310,24 @@ def run_collect_round(
         articles_failed,
         unreachable,
     )
+
+
+def _fan_out(
+    services: LocalServices, event: dict[str, Any], workers: LambdaPool | None, ahead: int
+) -> dict[str, Any]:
+    """The fan-out's invocation in a fresh container; meanwhile ``ahead`` of ``workers``'
+    containers start (in a thread: the fork server answers a fork at a time)."""
+    with pool_of(services, FANOUT) as pool:
+        answer = pool.invoke(event)  # its container first: it waits for no worker's
+        starting = None
+        if workers is not None and ahead:
+            starting = threading.Thread(target=workers.start, args=(ahead,), daemon=True)
+            starting.start()
+        try:
+            return answer.result()
+        finally:
+            if starting is not None:
+                starting.join()
 
 
 def forgive_round(

@@ -95,6 +95,25 @@ class LambdaPool:
         handler = self.function.artifact.handler
         return self._executor.submit(container.invoke, handler, _context(self.function), event)
 
+    def start(self, containers: int | None = None) -> None:
+        """Containers started now, up to ``containers`` (default and at most: ``concurrency``),
+        ahead of the invocations that will need them, as the event source mapping scales up to
+        its messages; it returns once their processes are forked, their init phases running.
+        An invocation waits for one of them rather than start another while one is free."""
+        wanted = min(self.concurrency, containers or self.concurrency)
+        executor: Any = self._executor
+        while True:
+            # one at a time, so that invocations submitted meanwhile wait for one fork, not all
+            with executor._shutdown_lock:
+                if executor._shutdown_thread or len(executor._processes) >= wanted:
+                    return
+                executor._spawn_process()
+                # the executor starts a process for a submission unless its semaphore counts
+                # one idle (a process counts once it has run a task): this one counts at once
+                executor._idle_worker_semaphore.release()
+                # what ends it at shutdown, as a submission would have started it
+                executor._start_executor_manager_thread()
+
     def warm(self) -> None:
         """Start containers, up to ``concurrency`` (the executor may reuse one that is free
         already), as provisioned concurrency would: what follows then measures work more
