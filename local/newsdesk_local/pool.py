@@ -13,6 +13,7 @@ environment, as a cold Lambda does.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import multiprocessing.forkserver
 import multiprocessing.spawn
@@ -21,12 +22,13 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from types import TracebackType
 from typing import Any
 
+from newsdesk.core.errors import ConfigError
 from newsdesk_local import container, forkserver
 from newsdesk_local.container import LocalContext
 from newsdesk_local.infrastructure import ACCOUNT, REGION, Function, Infrastructure
 from newsdesk_local.signals import INTERRUPTIONS
 
-__all__ = ["LambdaPool", "LocalContext", "context_of"]
+__all__ = ["LambdaPool", "LocalContext", "context_of", "start_fork_server"]
 
 
 def _fork_server() -> multiprocessing.context.BaseContext:
@@ -57,6 +59,14 @@ def _fork_server() -> multiprocessing.context.BaseContext:
         for name in (forkserver.PRELOAD_PATH, forkserver.MORE_PATH, forkserver.MAIN):
             del os.environ[name]
     return context
+
+
+def start_fork_server() -> None:
+    """The fork server started now, if it is not yet: it preloads while the caller goes on, and
+    the first container waits only for what is left of that. Not when the functions' packages
+    are not installed: the first pool says so."""
+    with contextlib.suppress(ConfigError):
+        _fork_server()
 
 
 def _context(function: Function) -> dict[str, Any]:
