@@ -22,7 +22,7 @@ import json, os, time
 from newsdesk.core.settings import Settings
 from newsdesk_local.services import LocalServices
 started = time.monotonic()
-services = LocalServices(Settings.from_env(), os.environ)
+services = LocalServices(Settings.from_env(), os.environ, containers=False)
 services.__enter__()
 up = time.monotonic()
 services.__exit__(None, None, None)

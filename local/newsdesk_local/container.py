@@ -9,9 +9,10 @@ before the handler's module is imported, so a handler that reaches past its laye
 here as it would in AWS: `ModuleNotFoundError` at its init.
 
 The fork server calls ``preload`` once (``newsdesk_local.forkserver``): the heavy libraries
-every zip function's common layer and the runtime hold, from those folders. Each container
-starts from a fork that has them already, instead of importing them again (about a second
-each on two cores). A container whose path does not hold them drops them and imports its own.
+every zip function's common layer and the runtime hold, from those folders, and the extract
+layer's. Each container starts from a fork that has them already, instead of importing them
+again (about a second each on two cores). A container whose path does not hold them drops
+them and imports its own.
 """
 
 from __future__ import annotations
@@ -38,16 +39,15 @@ PRELOAD = (
     "requests",
     "yaml",
 )
-# and those of the other artifacts' folders (the extract layer's, the image's), each from the
-# first folder that holds it: a container whose folders hold none of a package drops it
+# and the extract layer's (a round runs several extractor containers at once), each from the
+# first folder that holds it: a container whose folders hold none of a package drops it. Not
+# the cluster image's numeric stack (numpy, scipy, scikit-learn: about 3 s of CPU on two
+# cores): one cluster container runs at a time and imports it itself, as a cold one does in
+# AWS, and every other container would pay to start beside it and to drop it.
 MORE = (
     "lxml.html",
     "protego",
     "trafilatura",
-    "numpy",
-    "scipy.sparse",
-    "sklearn.feature_extraction.text",
-    "sklearn.preprocessing",
 )
 SERVICES = ("sqs", "dynamodb", "s3", "secretsmanager")  # their models parsed once, in the server
 STDLIB = tuple(
@@ -79,8 +79,20 @@ class LocalContext:
         return max(0, int(left * 1000))
 
 
+# Each module file's real path, found once: the fork server finds its preloaded modules' before
+# it forks (``preload``), so that a container's ``isolate`` resolves no link of theirs again.
+_REAL: dict[str, str] = {}
+
+
+def _real(file: str) -> str:
+    real = _REAL.get(file)
+    if real is None:
+        real = _REAL[file] = os.path.realpath(file)
+    return real
+
+
 def _under(file: str, folders: tuple[str, ...]) -> bool:
-    real = os.path.realpath(file)
+    real = _real(file)
     return any(real == f or real.startswith(f + os.sep) for f in folders)
 
 
@@ -156,6 +168,10 @@ def preload(path: list[str], more: list[str]) -> None:
             aws_access_key_id="preload",
             aws_secret_access_key="preload",  # noqa: S106  (a stand-in; nothing is sent)
         )
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if file is not None:
+            _real(file)
     # kept by every container: out of the collector's sight, a collection does not touch
     # (and so copy) the pages it lives on
     gc.freeze()

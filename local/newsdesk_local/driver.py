@@ -11,6 +11,7 @@ the next fan-out would forgive it in AWS, where no function sees a round's end.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -117,29 +118,38 @@ def drain(
 ) -> list[Delivery]:
     """Feed ``source``'s queue to ``pool``'s function, as many batches at once as the pool has
     containers, until the queue is empty and every invocation has returned (so that messages
-    a consumer sends on are consumed too). Should the pool break (a container killed), the
-    batches in flight and the one at hand count as failed, and no more are received. Should the
-    command be stopped (Ctrl-C, SIGTERM), the messages in flight go back to the queue.
+    a consumer sends on are consumed too): one ReceiveMessage for as many batches as there are
+    containers free (up to ten messages), one DeleteMessageBatch for the messages done with at
+    once, as the event source mapping's poller does. Should the pool break (a container
+    killed), the batches in flight and those at hand count as failed, and no more are
+    received. Should the command be stopped (Ctrl-C, SIGTERM), the messages in flight go back
+    to the queue.
     ``delivered`` is told of each delivery as it is done (progress), before the next batch;
     ``idle``, at least every IDLE_SECONDS while invocations run (a terminal's heartbeat)."""
     sqs = services.client("sqs")
     queue = services.queues[source.queue]
+    fifo = services.infrastructure.queue(source.queue).attributes.get("FifoQueue") == "true"
     running: dict[Future[Any], list[dict[str, Any]]] = {}
     deliveries: list[Delivery] = []
     kept_handles: list[str] = []
     broken = False
     try:
         while True:
-            if not broken and len(running) < pool.concurrency:
-                batch = _receive(sqs, queue.url, source.batch_size)
-                if batch:
+            free = pool.concurrency - len(running)
+            if not broken and free > 0:
+                batches = _receive(sqs, queue.url, source.batch_size, free, fifo)
+                failure = None  # the pool broke: this batch and those received with it fail
+                for batch in batches:
                     try:
-                        running[pool.invoke(sqs_event(batch, queue.arn))] = batch
+                        if failure is None:
+                            running[pool.invoke(sqs_event(batch, queue.arn))] = batch
+                            continue
                     except BrokenExecutor as e:
-                        broken = True
-                        deliveries.append(Delivery(batch, error=f"{type(e).__name__}: {e}"))
-                        if delivered is not None:
-                            delivered(deliveries[-1])
+                        broken, failure = True, f"{type(e).__name__}: {e}"
+                    deliveries.append(Delivery(batch, error=failure))
+                    if delivered is not None:
+                        delivered(deliveries[-1])
+                if batches:
                     continue
             if not running:
                 # What failed is visible again once the queue is drained, as after SQS's
@@ -150,6 +160,7 @@ def drain(
             done, _ = wait(running, IDLE_SECONDS if idle else None, FIRST_COMPLETED)
             if idle is not None:
                 idle()
+            finished: list[str] = []
             for future in done:
                 broken = broken or isinstance(future.exception(), BrokenExecutor)
                 delivery = _delivered(running.pop(future), future)
@@ -158,12 +169,11 @@ def drain(
                     if message["MessageId"] in kept:
                         kept_handles.append(message["ReceiptHandle"])
                     else:
-                        sqs.delete_message(
-                            QueueUrl=queue.url, ReceiptHandle=message["ReceiptHandle"]
-                        )
+                        finished.append(message["ReceiptHandle"])
                 deliveries.append(delivery)
                 if delivered is not None:
                     delivered(delivery)
+            _delete(sqs, queue.url, finished)
     except INTERRUPTIONS:
         # the command is stopping: what it had received is visible again, so that the state
         # it saves keeps it (its receive counted), as SQS would after the visibility timeout
@@ -188,14 +198,32 @@ def _release(sqs: Any, url: str, handles: list[str]) -> None:
                 raise
 
 
-def _receive(sqs: Any, url: str, batch_size: int) -> list[dict[str, Any]]:
+def _receive(
+    sqs: Any, url: str, batch_size: int, free: int, fifo: bool
+) -> list[list[dict[str, Any]]]:
+    """The next batches, as many as ``free`` containers take, from one ReceiveMessage of up to
+    ten messages, as the event source mapping's poller receives them. A FIFO queue's are
+    received a batch at a time: messages of one group are not spread over invocations."""
+    wanted = batch_size if fifo else free * batch_size
     messages: list[dict[str, Any]] = sqs.receive_message(
         QueueUrl=url,
-        MaxNumberOfMessages=min(batch_size, 10),
+        MaxNumberOfMessages=min(wanted, 10),
         WaitTimeSeconds=0,
         AttributeNames=["All"],
     ).get("Messages", [])
-    return messages
+    return [messages[i : i + batch_size] for i in range(0, len(messages), batch_size)]
+
+
+def _delete(sqs: Any, url: str, handles: list[str]) -> None:
+    """The messages done with, ten a call, as the event source mapping deletes them. One that
+    cannot be deleted (its receipt no longer valid) stays on the queue, to be received again,
+    as in SQS."""
+    for start in range(0, len(handles), 10):
+        entries = [
+            {"Id": str(i), "ReceiptHandle": handle}
+            for i, handle in enumerate(handles[start : start + 10])
+        ]
+        sqs.delete_message_batch(QueueUrl=url, Entries=entries)
 
 
 def _delivered(messages: list[dict[str, Any]], future: Future[Any]) -> Delivery:
@@ -250,14 +278,21 @@ def run_collect_round(
     outlet not in it after those; an outlet the fan-out skipped, its breaker open, is
     reported cooling down (its feeds those ``outlets`` give it). ``progress`` is told of each
     outlet as it is done: those cooling down once the fan-out answered, the others as their
-    messages' invocations return."""
+    messages' invocations return. On a round of every feed, the worker's containers start
+    while the fan-out runs, one for each outlet up to ``concurrency`` (each will have its
+    message), rather than one after another as its messages come."""
     started = time.monotonic()
     event = scheduled_event(datetime.now(UTC)) | {"ignore_schedule": ignore_schedule}
-    fanout = invoke_function(services, FANOUT, event)
-    cooling = _cooling(fanout, outlets)
-    if progress is not None:
-        progress.outlets_done(cooling, [])
-    reports, failed = drain_worker(services, concurrency, workers, progress)
+    with contextlib.ExitStack() as stack:
+        ahead = 0
+        if workers is None and ignore_schedule:
+            workers = stack.enter_context(pool_of(services, WORKER, concurrency))
+            ahead = min(concurrency, len(outlets))
+        fanout = _fan_out(services, event, workers, ahead)
+        cooling = _cooling(fanout, outlets)
+        if progress is not None:
+            progress.outlets_done(cooling, [])
+        reports, failed = drain_worker(services, concurrency, workers, progress)
     unreachable = forgive_round(services, event["time"], [o.name for o in outlets], reports)
     reports += cooling
     rank = {outlet.name: i for i, outlet in enumerate(outlets)}
@@ -275,6 +310,24 @@ def run_collect_round(
         articles_failed,
         unreachable,
     )
+
+
+def _fan_out(
+    services: LocalServices, event: dict[str, Any], workers: LambdaPool | None, ahead: int
+) -> dict[str, Any]:
+    """The fan-out's invocation in a fresh container; meanwhile ``ahead`` of ``workers``'
+    containers start (in a thread: the fork server answers a fork at a time)."""
+    with pool_of(services, FANOUT) as pool:
+        answer = pool.invoke(event)  # its container first: it waits for no worker's
+        starting = None
+        if workers is not None and ahead:
+            starting = threading.Thread(target=workers.start, args=(ahead,), daemon=True)
+            starting.start()
+        try:
+            return answer.result()
+        finally:
+            if starting is not None:
+                starting.join()
 
 
 def forgive_round(

@@ -15,12 +15,19 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from moto import backends
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
     MotoRequestHandler,
     create_backend_app,
 )
 from werkzeug.serving import make_server
+
+# moto's dispatcher asks for its backends' names twice a request, and each time lists its
+# package's folder and stats every entry (0.8 ms of CPU: about 1.3 s in a round of 40 outlets'
+# 850 requests): they do not change while it runs.
+_MODULES = tuple(backends.list_of_moto_modules())
+backends.list_of_moto_modules = lambda: _MODULES
 
 RESPONSE_PATH = "/_newsdesk/cloudformation-response"
 RESPONSE_LINE = "cloudformation-response "

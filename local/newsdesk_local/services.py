@@ -39,6 +39,7 @@ from newsdesk_local import pgserver_log
 from newsdesk_local.data_dir import existing, writable
 from newsdesk_local.deadletters import message_attributes
 from newsdesk_local.infrastructure import REGION, Infrastructure, QueueAddress
+from newsdesk_local.pool import start_fork_server
 from newsdesk_local.saved_state import load_queues, load_tables, store_tables
 
 LOG_FILE = "lambda.log"  # every container's output
@@ -68,10 +69,13 @@ class LocalServices:
         *,
         aws_listen: tuple[str, int] = ("127.0.0.1", 0),
         cloudformation_responses: bool = False,
+        containers: bool = True,
     ) -> None:
         """``aws_listen``: where an embedded moto listens (an IPv4 address and a port, 0 for a
         free one); ``cloudformation_responses``: it also accepts custom resources' responses
-        (``newsdesk_local.moto_process``)."""
+        (``newsdesk_local.moto_process``); ``containers``: the functions will run here, and the
+        fork server their containers come from (``newsdesk_local.pool``) starts first, its
+        preload running while PostgreSQL and moto start."""
         self.settings = settings
         self.data_dir = settings.data_dir
         self.infrastructure = infrastructure or Infrastructure.packaged()
@@ -81,6 +85,7 @@ class LocalServices:
         self._moto: MotoProcess | None = None  # when embedded
         self._aws_listen = aws_listen
         self._cloudformation_responses = cloudformation_responses
+        self._containers = containers
         self.migrations_applied: list[str] = []  # by this start
         self._clients: dict[str, Any] = {}
         self.queues: dict[str, QueueAddress] = {}  # by logical id, once created
@@ -113,6 +118,8 @@ class LocalServices:
 
     def __enter__(self) -> LocalServices:
         writable(self.data_dir)
+        if self._containers:
+            start_fork_server()
         try:
             with ThreadPoolExecutor(1) as background:  # PostgreSQL starts meanwhile
                 database_url = background.submit(self._postgres)

@@ -110,8 +110,12 @@ def run_stack(
     for name in SERVICE_VARIABLES:
         if env.get(name, "").strip():
             raise ConfigError(f"newsdesk stack runs its own AWS and PostgreSQL: unset {name}")
-    services = LocalServices(
-        settings, env, aws_listen=(bind, aws_port), cloudformation_responses=True
+    services = LocalServices(  # its functions run in SAM's containers, not here
+        settings,
+        env,
+        aws_listen=(bind, aws_port),
+        cloudformation_responses=True,
+        containers=False,
     )
     lock = FolderLock(settings.data_dir, "newsdesk stack")
     with lock, services, PostgresForwarder(services, bind, postgres_port) as postgres:
