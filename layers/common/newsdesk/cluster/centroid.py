@@ -399,9 +399,12 @@ class _Pass:
         groups = self.group_of[cols]
         placed = groups >= 0
         groups, values = groups[placed], values[placed]
-        sums = np.bincount(groups, weights=values, minlength=len(self.members)).tolist()
+        # summed per group it has a member of (not a list over every group: a window of
+        # 100,000 titles has thousands, and many titles are compared again)
+        present, at = np.unique(groups, return_inverse=True)
+        sums = dict(zip(present.tolist(), np.bincount(at, weights=values).tolist(), strict=True))
         candidates = set(np.unique(groups[values >= CANDIDATE_SIMILARITY]).tolist())
-        return candidates, lambda g: sums[g] if g < len(sums) else 0.0
+        return candidates, lambda g: sums.get(g, 0.0)
 
     def merge(self, min_size: int) -> bool:
         """Fold groups of one story found apart (``merge_groups``, at the titles' join
