@@ -64,10 +64,11 @@ def make_venv(venv: Path, python: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.integration
 def test_make_makes_a_venv_of_another_python_again_rather_than_keep_it(tmp_path):
-    # GIVEN a venv made, and installed, with another Python than this one (3.11 to its make)
+    # GIVEN a venv made, and installed, with another Python than this one (a version no
+    # Python here is, to its make)
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
-    (venv / "bin" / "python").write_text("#!/bin/sh\necho 3.11\n")
+    (venv / "bin" / "python").write_text("#!/bin/sh\necho 3.10\n")
     (venv / "bin" / "python").chmod(0o755)
     (venv / "bin" / ".installed").touch()
     # WHEN make is asked for it with PYTHON naming this Python
@@ -75,7 +76,7 @@ def test_make_makes_a_venv_of_another_python_again_rather_than_keep_it(tmp_path)
     # THEN it says the venv is another Python's, and makes it again from nothing
     this = f"{sys.version_info.major}.{sys.version_info.minor}"
     assert done.returncode == 0, done.stderr
-    assert f"{venv} is Python 3.11 and PYTHON={sys.executable} is {this}: making it again" in (
+    assert f"{venv} is Python 3.10 and PYTHON={sys.executable} is {this}: making it again" in (
         done.stdout
     )
     assert f"{sys.executable} -m venv --clear {venv}" in done.stdout
