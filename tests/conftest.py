@@ -3,11 +3,13 @@ server on 127.0.0.1 for SQS and DynamoDB, and a feed server on 127.0.0.1."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
 import socket
 import subprocess
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
@@ -424,3 +426,60 @@ def collect_feed(database: Database, aws_env: object) -> Callable[..., FeedRepor
         return report
 
     return collect
+
+
+class LogLines:
+    """The JSON log lines written between ``start()`` and ``read()``: Powertools' handler
+    writes to the stdout of the module's import, so it is pointed at the test's (the one
+    capsys holds while the test runs), then back."""
+
+    def __init__(self, capsys: pytest.CaptureFixture[str]) -> None:
+        self._capsys = capsys
+        self._handler = worker.logger.registered_handler
+        self._original = self._handler.stream
+
+    def start(self) -> None:
+        self._handler.stream = sys.stdout
+        self._capsys.readouterr()
+
+    def read(self) -> list[dict[str, Any]]:
+        out = self._capsys.readouterr().out
+        return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+    def stop(self) -> None:
+        self._handler.stream = self._original
+
+
+@pytest.fixture
+def log_lines(capsys: pytest.CaptureFixture[str]) -> Iterator[LogLines]:
+    lines = LogLines(capsys)
+    yield lines
+    lines.stop()
+
+
+@pytest.fixture
+def unused_port() -> Iterator[int]:
+    """A port on 127.0.0.1, bound (so nobody else takes it) but not listening: refused."""
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    yield int(holder.getsockname()[1])
+    holder.close()
+
+
+@pytest.fixture
+def unreachable() -> Iterator[int]:
+    """A port on 127.0.0.1 that never completes a handshake: its listener's queue is full."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(3):
+        filler = socket.socket()
+        filler.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            filler.connect(("127.0.0.1", port))
+        fillers.append(filler)
+    yield port
+    for sock in (*fillers, listener):
+        sock.close()

@@ -10,10 +10,8 @@ leaves the machine."""
 from __future__ import annotations
 
 import gzip
-import json
 import socket
 import struct
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -25,7 +23,7 @@ from newsdesk.aws.clients import dynamodb_client
 from newsdesk.aws.state_table import StateTable
 from newsdesk.collect.fetch import describe_blocked
 from newsdesk.core.report import FAILURE_CLASSES
-from tests.conftest import invoke, worker, worker_event
+from tests.conftest import invoke, worker_event
 
 # its tests start servers or processes of their own (tests/conftest.py)
 pytestmark = pytest.mark.integration
@@ -173,44 +171,6 @@ def reset(connection: socket.socket) -> None:
 
 def close(connection: socket.socket) -> None:
     connection.close()
-
-
-class LogLines:
-    """The JSON log lines written between ``start()`` and ``read()``: Powertools' handler
-    writes to the stdout of the module's import, so it is pointed at the test's (the one
-    capsys holds while the test runs), then back."""
-
-    def __init__(self, capsys: pytest.CaptureFixture[str]) -> None:
-        self._capsys = capsys
-        self._handler = worker.logger.registered_handler
-        self._original = self._handler.stream
-
-    def start(self) -> None:
-        self._handler.stream = sys.stdout
-        self._capsys.readouterr()
-
-    def read(self) -> list[dict[str, Any]]:
-        out = self._capsys.readouterr().out
-        return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-
-    def stop(self) -> None:
-        self._handler.stream = self._original
-
-
-@pytest.fixture
-def log_lines(capsys: pytest.CaptureFixture[str]) -> Iterator[LogLines]:
-    lines = LogLines(capsys)
-    yield lines
-    lines.stop()
-
-
-@pytest.fixture
-def unused_port() -> Iterator[int]:
-    """A port on 127.0.0.1, bound (so nobody else takes it) but not listening: refused."""
-    holder = socket.socket()
-    holder.bind(("127.0.0.1", 0))
-    yield int(holder.getsockname()[1])
-    holder.close()
 
 
 def feed_url(

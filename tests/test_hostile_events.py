@@ -32,9 +32,8 @@ from newsdesk.storage.issue_events import (
 )
 from newsdesk_local.aws_limits import PUT_EVENTS_MAX_BYTES, enforce_limits, entry_size, refused
 from newsdesk_local.cli import main
-from tests.conftest import container, invoke, load_event, worker_event
+from tests.conftest import LogLines, container, invoke, load_event, worker_event
 from tests.test_cluster_job import NOW, STORIES, store
-from tests.test_failure_messages import LogLines
 from tests.test_hostile_store import incompressible
 
 SCHEMA = json.loads(

@@ -9,7 +9,6 @@ unanswered). Nothing asserts on the clock: the fetcher reports the time each ste
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
 import re
@@ -41,9 +40,8 @@ from newsdesk.core.hosts import ROBOTS_MISSING, HostState
 from newsdesk.core.settings import LOCAL_CONTACT, user_agent_for
 from newsdesk.core.times import parse_time, utc_now
 from newsdesk_local.feedserver import Route
-from tests.conftest import EXTRACT_ON, article_page, extract_all, invoke, worker_event
+from tests.conftest import EXTRACT_ON, LogLines, article_page, extract_all, invoke, worker_event
 from tests.test_extraction import rss
-from tests.test_failure_messages import LogLines
 
 # its tests start servers or processes of their own (tests/conftest.py)
 pytestmark = pytest.mark.integration
@@ -59,34 +57,6 @@ def policy(timeout: float, strict: bool = False) -> FetchPolicy:
         user_agent=user_agent_for(LOCAL_CONTACT),
         allow_private_networks=not strict,
     )
-
-
-@pytest.fixture
-def unreachable() -> Iterator[int]:
-    """A port on 127.0.0.1 that never completes a handshake: its listener's queue is full."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(0)
-    port = listener.getsockname()[1]
-    fillers = []
-    for _ in range(3):
-        filler = socket.socket()
-        filler.setblocking(False)
-        with contextlib.suppress(BlockingIOError):
-            filler.connect(("127.0.0.1", port))
-        fillers.append(filler)
-    yield port
-    for sock in (*fillers, listener):
-        sock.close()
-
-
-@pytest.fixture
-def unused_port() -> Iterator[int]:
-    """A port on 127.0.0.1, bound (so nobody else takes it) but not listening: refused."""
-    holder = socket.socket()
-    holder.bind(("127.0.0.1", 0))
-    yield int(holder.getsockname()[1])
-    holder.close()
 
 
 @pytest.fixture

@@ -26,8 +26,7 @@ from newsdesk.core.messages import ArticleMessage
 from newsdesk.storage.articles import Article, ArticleStore, Outbox
 from newsdesk.storage.database import Database
 from newsdesk_local.aws_limits import enforce_limits
-from tests.conftest import EXTRACT_ON, article_page, container, worker_event
-from tests.test_failure_messages import LogLines
+from tests.conftest import EXTRACT_ON, LogLines, article_page, container, worker_event
 
 AT = datetime(2026, 12, 1, 9, tzinfo=UTC)
 

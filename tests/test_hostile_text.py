@@ -18,8 +18,7 @@ from newsdesk.collect.parse import (
     without_unsafe_entities,
 )
 from newsdesk.core.report import FEED_OK
-from tests.conftest import invoke, worker_event
-from tests.test_failure_messages import LogLines
+from tests.conftest import LogLines, invoke, worker_event
 from tests.test_hostile_feeds import MB, item, peak_of, rss, stored
 
 # A bound that turns a quadratic regression into a failure rather than a stalled run: about 20

@@ -12,12 +12,10 @@ queue is full (tests/test_hostile_fetch.py's fixtures)."""
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import socket
 import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -35,7 +33,6 @@ from newsdesk_local.driver import IDLE_SECONDS, drain
 from newsdesk_local.feedserver import FeedServer, Route
 from tests.conftest import INFRASTRUCTURE, InProcess, container, load_event, served_bytes
 from tests.test_cli import environ
-from tests.test_failure_messages import LogLines
 
 T = datetime(2026, 12, 1, tzinfo=UTC)
 MINUTE = timedelta(minutes=1)
@@ -133,41 +130,6 @@ def network(monkeypatch: pytest.MonkeyPatch) -> dict[str, bool]:
     return state
 
 
-@pytest.fixture
-def logged(capsys: pytest.CaptureFixture[str]) -> Iterator[LogLines]:
-    """The functions' JSON lines (logs and EMF) between ``start()`` and ``read()``."""
-    lines = LogLines(capsys)
-    yield lines
-    lines.stop()
-
-
-@pytest.fixture
-def refusing() -> Iterator[int]:
-    """A port on 127.0.0.1, bound (so nobody else takes it) but not listening: refused."""
-    holder = socket.socket()
-    holder.bind(("127.0.0.1", 0))
-    yield int(holder.getsockname()[1])
-    holder.close()
-
-
-@pytest.fixture
-def silent() -> Iterator[int]:
-    """A port on 127.0.0.1 that never completes a handshake: its listener's queue is full."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(0)
-    fillers = []
-    for _ in range(3):
-        filler = socket.socket()
-        filler.setblocking(False)
-        with contextlib.suppress(BlockingIOError):
-            filler.connect(listener.getsockname())
-        fillers.append(filler)
-    yield int(listener.getsockname()[1])
-    for sock in (*fillers, listener):
-        sock.close()
-
-
 def write_outlets(path: Path, feeds: dict[str, list[str]]) -> Path:
     path.write_text(
         "".join(
@@ -199,7 +161,7 @@ def a_round(
 
 
 def test_the_next_fan_out_forgives_a_round_that_reached_nothing(
-    aws_env, feed_server, network, tmp_path, logged
+    aws_env, feed_server, network, tmp_path, log_lines
 ):
     # GIVEN four outlets of two feeds each, their names resolving to the loopback server
     port = feed_server.base_url.rsplit(":", 1)[1]
@@ -223,7 +185,7 @@ def test_the_next_fan_out_forgives_a_round_that_reached_nothing(
     assert {f["reason"] for o in offline for f in o["feeds"] if f["status"] == "failed"} == {
         "fetch"
     }
-    logged.start()
+    log_lines.start()
     # WHEN the network is back and the next round runs
     network["offline"] = False
     fanned, online = a_round(aws_env, sources, now - MINUTE)
@@ -231,7 +193,7 @@ def test_the_next_fan_out_forgives_a_round_that_reached_nothing(
     assert fanned["unreachable_round"] == format_time(now - 2 * MINUTE)
     assert (fanned["messages_sent"], fanned["outlets_skipped_open"]) == (4, 0)
     assert fanned["outlets_forgiven"] == 4
-    lines = logged.read()
+    lines = log_lines.read()
     emf = [line for line in lines if "RoundsUnreachable" in line]
     assert [line["RoundsUnreachable"] for line in emf] == [[1]]
     (line,) = [entry for entry in lines if entry.get("message", "").startswith("round unreach")]
@@ -276,13 +238,13 @@ def test_forgiving_twice_changes_nothing(aws_env, feed_server, network, tmp_path
     ],
 )
 def test_a_partial_outage_trips_only_the_unreachable_outlets(
-    aws_env, feed_server, tmp_path, refusing, silent, logged, down, cooling
+    aws_env, feed_server, tmp_path, unused_port, unreachable, log_lines, down, cooling
 ):
     # GIVEN five outlets, some of which refuse connections or never answer (as many as make a
     # round that reached nothing, were they all)
     dead = {
-        "refused": f"http://127.0.0.1:{refusing}",
-        "timeout": f"http://127.0.0.1:{silent}",
+        "refused": f"http://127.0.0.1:{unused_port}",
+        "timeout": f"http://127.0.0.1:{unreachable}",
     }
     feeds = {
         o: [
@@ -297,7 +259,7 @@ def test_a_partial_outage_trips_only_the_unreachable_outlets(
     now = datetime.now(UTC)
     # WHEN a round runs, then the next one's fan-out
     _, first = a_round(aws_env, sources, now - 2 * MINUTE, FETCH_TIMEOUT_SECONDS="0.3")
-    logged.start()
+    log_lines.start()
     fanned = container("fanout", SOURCES_PATH=str(sources))(
         load_event("fanout") | {"time": format_time(now - MINUTE)}
     )
@@ -305,7 +267,7 @@ def test_a_partial_outage_trips_only_the_unreachable_outlets(
     assert {o["source"] for o in first if o["breaker_tripped"]} == cooling
     assert {o["source"] for o in fanned["outlets_cooling"]} == cooling
     assert fanned["unreachable_round"] is None
-    emf = [line for line in logged.read() if "RoundsUnreachable" in line]
+    emf = [line for line in log_lines.read() if "RoundsUnreachable" in line]
     assert [line["RoundsUnreachable"] for line in emf] == [[0]]
 
 
