@@ -79,7 +79,7 @@ class Mixed(Graph):
         """As ``Graph.between``, the n-gram part from the groups' summed vectors: each pair's
         share is the other script's, and the Hangul titles' sums add the difference."""
         hangul_share, other_share = self.lexical_share
-        sums, hangul_sums = membership @ self.lexical, membership @ self.hangul_lexical
+        sums, hangul_sums = self._summed(membership)
         lexical = other_share * (sums @ sums.T) + (hangul_share - other_share) * (
             hangul_sums @ hangul_sums.T
         )
@@ -90,13 +90,17 @@ class Mixed(Graph):
     ) -> np.ndarray:
         hangul_share, other_share = self.lexical_share
         rows = self.lexical[members]
-        sums, hangul_sums = membership @ self.lexical, membership @ self.hangul_lexical
+        sums, hangul_sums = self._summed(membership)
         lexical = other_share * _row_dots(rows, sums[group]) + (
             hangul_share - other_share
         ) * self.hangul[members] * _row_dots(rows, hangul_sums[group])
         meant = (self.meant[members] @ membership.T).tocsr()
         own: np.ndarray = lexical + np.asarray(meant[np.arange(len(members)), group]).ravel()
         return own
+
+    def _summed(self, membership: sp.csr_matrix) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """Each group's n-gram vectors summed, and its Hangul titles' alone."""
+        return membership @ self.lexical, membership @ self.hangul_lexical
 
     def diagonal(self) -> np.ndarray:
         squared = np.asarray(self.lexical.multiply(self.lexical).sum(axis=1)).ravel()
