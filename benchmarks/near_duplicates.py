@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from newsdesk.extract import similar
+from newsdesk.core import similar
 
 ROOT = Path(__file__).resolve().parents[1]
 WIRE = ROOT / "tests" / "pages" / "wire"

@@ -52,6 +52,7 @@ RIGHTS: dict[str, tuple[set[str], set[str], set[str]]] = {
     "issue": (set(), set(), {"SELECT", "INSERT", "UPDATE"}),
     "issue_event": (set(), set(), {"SELECT", "INSERT", "UPDATE", "DELETE"}),
     "article_embedding": (set(), set(), {"SELECT", "INSERT", "UPDATE"}),
+    "issue_text_read": (set(), set(), {"SELECT", "INSERT"}),
     # the migrations' own record: the owner's alone
     "schema_migration": (set(), set(), set()),
 }

@@ -20,7 +20,7 @@ def test_create_applies_migrations_and_reports_success(feed_server, database, po
         cursor.execute(
             "DROP TABLE raw_article, issue, category, schema_migration, article_revision,"
             " extraction_outbox, article_extraction, article_sketch, issue_event,"
-            " article_embedding CASCADE"
+            " article_embedding, issue_text_read CASCADE"
         )
     result = invoke("migrate", event_to(feed_server), DATABASE_URL=postgres_url)
     ((path, body),) = feed_server.uploads

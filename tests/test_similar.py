@@ -1,4 +1,4 @@
-"""newsdesk.extract.similar: the content hash and the near-copy sketch (issue 14, point 4)."""
+"""newsdesk.core.similar: the content hash and the near-copy sketch (issue 14, point 4)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from newsdesk.extract.similar import (
+from newsdesk.core.similar import (
     MIN_SHARED,
     NEAR_DUPLICATE_THRESHOLD,
     SHINGLE_SIZE,
@@ -133,7 +133,7 @@ def test_a_sketch_is_the_same_in_another_process():
     text = wire("01-budget", "copy-b")
     program = (
         "import json, sys\n"
-        "from newsdesk.extract.similar import sketch\n"
+        "from newsdesk.core.similar import sketch\n"
         "print(json.dumps(sketch(sys.stdin.read())))\n"
     )
     for seed in ("1", "4242"):  # str hashing differs between these processes

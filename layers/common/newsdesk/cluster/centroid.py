@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -36,6 +37,7 @@ from newsdesk.cluster.methods import Assignment, Group, Standing
 from newsdesk.cluster.vectors import (
     Rows,
     Similar,
+    centrality,
     centroid_vectors,
     product_rows,
     representatives,
@@ -423,17 +425,18 @@ class _Pass:
 
     def assignment(self, min_size: int) -> Assignment:
         assignment = Assignment([])
-        kept = []
+        kept, grown = [], []
         for g, members in enumerate(self.members):
             if self.issue[g] >= 0 and self.issue[g] not in self.fresh:
                 joined = [i for i in members if self.stored_issue_of[i] < 0]
                 if joined and not self.closed[g]:
                     assignment.joins[self.issue[g]] = joined
+                    grown.append(members)
             elif len(members) >= min_size:
                 kept.append(members)
         for members, chosen in zip(kept, representatives(self.vectors, kept), strict=True):
             assignment.groups.append(Group(members, chosen, leader=members[0]))
-        return assignment
+        return replace(assignment, centrality=centrality(self.vectors, kept + grown))
 
 
 class _Neighbours:

@@ -37,6 +37,7 @@ from newsdesk.core.settings import ClusterSettings, Settings
 from newsdesk.core.times import utc_now
 from newsdesk.storage import embeddings
 from newsdesk.storage.database import Database
+from newsdesk.storage.issue_events import DossierPolicy
 from newsdesk.storage.issues import (
     WindowArticle,
     attach_copies,
@@ -73,6 +74,8 @@ class ClusterPolicy:
     pending_wait: timedelta | None = None
     # An issue without a new article for this long closes (and takes no more).
     idle: timedelta = timedelta(hours=ClusterSettings.issue_idle_hours)
+    # The characters of text an issue version's dossier carries at most (issue 40).
+    dossier_max_chars: int = ClusterSettings.dossier_max_chars
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ClusterPolicy:
@@ -86,6 +89,7 @@ class ClusterPolicy:
             copies_count=settings.cluster_copies_count,
             pending_wait=timedelta(minutes=settings.cluster_pending_wait_minutes),
             idle=timedelta(hours=settings.issue_idle_hours),
+            dossier_max_chars=settings.dossier_max_chars,
         )
 
 
@@ -263,10 +267,14 @@ def _cluster_category(
         idle_seconds=policy.idle.total_seconds(),
         embeddings=vectors,
     )
+    dossier = DossierPolicy(
+        policy.dossier_max_chars,
+        {articles[i].id: value for i, value in assignment.centrality.items()},
+    )
     for issue_id, indices in sorted(assignment.joins.items()):
-        _grow(database, issue_id, [articles[i] for i in indices], run, now)
+        _grow(database, issue_id, [articles[i] for i in indices], run, now, dossier)
     for group in assignment.groups:
-        _create(database, articles, group, run, now)
+        _create(database, articles, group, run, now, dossier)
 
 
 def _embedded(
@@ -315,8 +323,9 @@ def _grow(
     members: list[WindowArticle],
     run: ClusterRun,
     now: datetime,
+    dossier: DossierPolicy,
 ) -> None:
-    grown = grow_issue(database, issue_id, members, now)
+    grown = grow_issue(database, issue_id, members, now, dossier)
     if grown is None:  # closed by an earlier run at this same time
         return
     version, title = grown
@@ -330,12 +339,17 @@ def _grow(
 
 
 def _create(
-    database: Database, articles: list[WindowArticle], group: Group, run: ClusterRun, now: datetime
+    database: Database,
+    articles: list[WindowArticle],
+    group: Group,
+    run: ClusterRun,
+    now: datetime,
+    dossier: DossierPolicy,
 ) -> None:
     members = [articles[i] for i in group.members]
     representative = articles[group.representative]
     leader = articles[group.leader if group.leader is not None else group.members[0]]
-    issue_id = create_issue(database, members, representative, leader, now)
+    issue_id = create_issue(database, members, representative, leader, now, dossier)
     run.issues.append(
         IssueRecord(
             issue_id, representative.category, representative.title, [a.id for a in members]

@@ -46,6 +46,10 @@ class Assignment:
 
     groups: list[Group]
     joins: dict[int, list[int]] = field(default_factory=dict)
+    # each title of a new group or of a growing issue (the members in the window): its mean
+    # similarity to the others, by the method's own measure (an issue's dossier picks its
+    # representative by it)
+    centrality: dict[int, float] = field(default_factory=dict)
 
 
 def check_method(method: str) -> str:

@@ -13,12 +13,13 @@ the same.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
 
 from newsdesk.cluster.methods import Assignment, Group, Standing
-from newsdesk.cluster.vectors import representative, similar_pairs, word_vectors
+from newsdesk.cluster.vectors import centrality, representative, similar_pairs, word_vectors
 
 
 def seed_groups(
@@ -44,11 +45,10 @@ def seed_groups(
         free = np.flatnonzero(~is_taken)
         if len(free) < min_size:
             return Assignment([], joins)
-        return Assignment(
-            [Group(free.tolist(), representative(vectors, free), int(free[0]))], joins
-        )
+        gathered = [Group(free.tolist(), representative(vectors, free), int(free[0]))]
+        return _measured(vectors, Assignment(gathered, joins), standing)
     if vectors.nnz == 0:
-        return Assignment([], joins)
+        return _measured(vectors, Assignment([], joins), standing)
     indptr, indices = similar_pairs(vectors, threshold)
     groups: list[Group] = []
     for i in range(len(titles)):
@@ -60,7 +60,19 @@ def seed_groups(
             members.sort()
             is_taken[members] = True
             groups.append(Group(members.tolist(), representative(vectors, members), i))
-    return Assignment(groups, joins)
+    return _measured(vectors, Assignment(groups, joins), standing)
+
+
+def _measured(
+    vectors: sp.csr_matrix, assignment: Assignment, standing: Standing | None
+) -> Assignment:
+    """``assignment`` with the centrality of its groups' and growing issues' members."""
+    sets = [g.members for g in assignment.groups]
+    if standing is not None:
+        for issue, joined in assignment.joins.items():
+            stored = [i for i, of in enumerate(standing.issue_of) if of == issue]
+            sets.append(sorted(stored + joined))
+    return replace(assignment, centrality=centrality(vectors, sets))
 
 
 def _join(

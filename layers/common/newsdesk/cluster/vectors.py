@@ -209,21 +209,37 @@ def between_groups(vectors: Similar, groups: Sequence[Sequence[int]]) -> sp.csr_
     return (sums @ sums.T).tocsr()
 
 
-def representatives(vectors: Similar, groups: Sequence[Sequence[int]]) -> list[int]:
-    """``representative`` of each group, at once: a membership matrix gives the groups' sums,
-    each member is dotted with its own group's (the first of equals, to 9 decimals, wins); over
-    a ``Graph``, each member's row summed over its group."""
-    if not groups:
-        return []
+def to_own_groups(vectors: Similar, groups: Sequence[Sequence[int]]) -> np.ndarray:
+    """Each member's similarity summed over its group (itself included), the groups' members
+    one after another: a membership matrix gives the groups' sums, each member dotted with its
+    own group's; over a ``Graph``, each member's row summed over its group."""
     members = np.concatenate([np.asarray(g, dtype=np.int64) for g in groups])
     group = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
     if isinstance(vectors, Graph):
-        membership = _membership(groups, vectors.shape[0])
-        score = vectors.to_own_group(membership, members, group)
-    else:
-        sums = group_sums(vectors, groups)
-        score = np.asarray(vectors[members].multiply(sums[group]).sum(axis=1)).ravel()
-    score = np.round(score, 9)  # equals by any order of summing are equal: the first wins
+        return vectors.to_own_group(_membership(groups, vectors.shape[0]), members, group)
+    sums = group_sums(vectors, groups)
+    return np.asarray(vectors[members].multiply(sums[group]).sum(axis=1)).ravel()
+
+
+def centrality(vectors: Similar, groups: Sequence[Sequence[int]]) -> dict[int, float]:
+    """Each member of a group of two or more: its mean similarity to the group's other
+    members."""
+    groups = [g for g in groups if len(g) > 1]
+    if not groups:
+        return {}
+    members = np.concatenate([np.asarray(g, dtype=np.int64) for g in groups])
+    others = np.repeat([len(g) - 1 for g in groups], [len(g) for g in groups])
+    mean = (to_own_groups(vectors, groups) - self_similarity(vectors)[members]) / others
+    return {int(i): round(float(m), 6) for i, m in zip(members, mean, strict=True)}
+
+
+def representatives(vectors: Similar, groups: Sequence[Sequence[int]]) -> list[int]:
+    """``representative`` of each group, at once: the member with the highest similarity
+    summed over its group (``to_own_groups``; the first of equals, to 9 decimals, wins)."""
+    if not groups:
+        return []
+    # equal by any order of summing, to 9 decimals: the first wins
+    score = np.round(to_own_groups(vectors, groups), 9)
     chosen = []
     start = 0
     for g in groups:

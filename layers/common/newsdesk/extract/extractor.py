@@ -42,6 +42,7 @@ from newsdesk.collect.fetch import (
 )
 from newsdesk.collect.response import retry_after_seconds
 from newsdesk.collect.urls import canonical_url
+from newsdesk.core import similar
 from newsdesk.core.bounds import fits_a_key
 from newsdesk.core.breaker import BREAKER_OPEN, BreakerPolicy
 from newsdesk.core.errors import (
@@ -58,7 +59,6 @@ from newsdesk.core.schedule import MAX_FLOOR
 from newsdesk.core.settings import PRODUCT, Settings
 from newsdesk.core.times import format_time, local_time, utc_now
 from newsdesk.extract import page as judge
-from newsdesk.extract import similar
 from newsdesk.extract.text import Extracted, decode_html, extract_text
 from newsdesk.storage.extractions import (
     BY_CANONICAL_URL,

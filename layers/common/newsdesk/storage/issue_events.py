@@ -16,15 +16,16 @@ counted (``EventBatch.given_up``), kept with its error for ``newsdesk events``."
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 from psycopg2.extras import Json
 
 from newsdesk.core.bounds import MAX_KEY_BYTES, TITLE_MAX_CHARS, capped
+from newsdesk.core.settings import ClusterSettings
 from newsdesk.core.times import format_time
 from newsdesk.storage.database import Database
 from newsdesk.storage.outbox import Batch, Cursor, Sent, relay_batch
@@ -45,6 +46,9 @@ KEEP_PUBLISHED = timedelta(days=7)
 # An event the bus refuses for what it carries this many times is given up (as the article
 # outbox sends a row at most five times): the same detail is refused the same way every run.
 MAX_REFUSALS = 5
+
+if TYPE_CHECKING:  # the dossier's sentences are compared with numpy: loaded when one is made
+    from newsdesk.core import dossier
 
 logger = Logger(child=True)
 
@@ -99,21 +103,119 @@ _ISSUE_AS_SEEN = """
 """
 
 
+@dataclass(frozen=True)
+class DossierPolicy:
+    """How a version's dossier is made: its texts' budget, and each member's similarity to the
+    rest of its issue as the clustering measured it (by article id; the representative's
+    rule reads it)."""
+
+    max_chars: int = ClusterSettings.dossier_max_chars
+    centrality: Mapping[int, float] = field(default_factory=dict)
+
+
 def write_event(
-    cursor: Any, issue_id: int, event_type: str, added: Sequence[int], at: datetime
+    cursor: Any,
+    issue_id: int,
+    event_type: str,
+    added: Sequence[int],
+    at: datetime,
+    policy: DossierPolicy | None = None,
 ) -> None:
     """The issue's event for its current version, from the issue as this transaction sees it
-    (so within the change's transaction). A version has one event: writing it again is a
-    no-op."""
+    (so within the change's transaction), with its dossier (but ``IssueClosed``'s). A version
+    has one event: writing it again is a no-op."""
     cursor.execute(_ISSUE_AS_SEEN, (issue_id,))
     detail = fit_detail(_detail(issue_id, cursor.fetchone(), added, at))
+    made = None
+    if event_type != CLOSED:
+        made = _dossier(cursor, issue_id, detail, added, at, policy or DossierPolicy())
     cursor.execute(
         """
-        INSERT INTO issue_event (issue_id, version, type, detail) VALUES (%s, %s, %s, %s)
+        INSERT INTO issue_event (issue_id, version, type, detail, dossier)
+        VALUES (%s, %s, %s, %s, %s)
         ON CONFLICT (issue_id, version) DO NOTHING
+        RETURNING 1
         """,
-        (issue_id, detail["version"], event_type, Json(detail)),
+        (issue_id, detail["version"], event_type, Json(detail), made and made[0]),
     )
+    if made is not None and cursor.fetchone() is not None:
+        _remember_read(cursor, issue_id, detail["version"], made[1])
+
+
+# An issue's articles as its dossier reads them (a text's first READ_CHARS at most).
+_ISSUE_ARTICLES = """
+    SELECT a.id, a.source, a.title, a.origin_url, a.published_at, a.collected_at,
+           e.status, e.reason, left(e.text, %s), e.copy_of, e.copy_reason
+    FROM raw_article a LEFT JOIN article_extraction e ON e.article_id = a.id
+    WHERE a.issue_id = %s
+    ORDER BY a.id
+"""
+
+
+def _dossier(
+    cursor: Any,
+    issue_id: int,
+    detail: Mapping[str, Any],
+    added: Sequence[int],
+    at: datetime,
+    policy: DossierPolicy,
+) -> tuple[str, dict[int, list[dossier.Fingerprint]]]:
+    """The version's dossier as the JSON it is kept and published as, and the fingerprints of
+    the texts it read first."""
+    from newsdesk.core import dossier
+
+    cursor.execute(_ISSUE_ARTICLES, (dossier.READ_CHARS, issue_id))
+    articles = [dossier.Article(*row) for row in cursor.fetchall()]
+    issue = dossier.Issue(
+        issue_id,
+        int(detail["version"]),
+        str(detail["state"]),
+        str(detail["category"]),
+        datetime.fromisoformat(detail["first_article_at"]),
+        datetime.fromisoformat(detail["last_article_at"]),
+    )
+    built = dossier.build(
+        issue,
+        articles,
+        at=at,
+        centrality=policy.centrality,
+        read_before=_read_before(cursor, issue_id),
+        added=added,
+        max_chars=policy.max_chars,
+    )
+    return dossier.as_json(built.dossier), built.read
+
+
+def _read_before(cursor: Any, issue_id: int) -> dict[int, list[dossier.Fingerprint]]:
+    """The fingerprints of the texts the issue's earlier versions read, by article."""
+    from newsdesk.core import dossier
+
+    cursor.execute(
+        "SELECT article_id, fingerprints FROM issue_text_read WHERE issue_id = %s", (issue_id,)
+    )
+    return {
+        int(article_id): [
+            dossier.Fingerprint(frozenset(shingles), frozenset(numbers))
+            for shingles, numbers in prints
+        ]
+        for article_id, prints in cursor.fetchall()
+    }
+
+
+def _remember_read(
+    cursor: Any, issue_id: int, version: int, read: Mapping[int, list[dossier.Fingerprint]]
+) -> None:
+    for article_id, prints in sorted(read.items()):
+        cursor.execute(
+            "INSERT INTO issue_text_read (issue_id, article_id, version, fingerprints) "
+            "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            (
+                issue_id,
+                article_id,
+                version,
+                Json([[sorted(p.shingles), sorted(p.numbers)] for p in prints]),
+            ),
+        )
 
 
 def _detail(
@@ -231,6 +333,25 @@ class IssueEventStore:
                 {"since": since, "limit": limit},
             )
             return [IssueEvent(*row) for row in cursor.fetchall()]
+
+
+def kept_dossier(database: Database, issue_id: int, version: int | None = None) -> str | None:
+    """The dossier kept with the issue's event of ``version`` (None: its newest that has one),
+    as it is published; None when there is none (no such issue or version, a closing
+    version, an event written before dossiers, or forgotten KEEP_PUBLISHED after
+    publishing)."""
+    with database.transaction() as cursor:
+        cursor.execute(
+            """
+            SELECT dossier FROM issue_event
+            WHERE issue_id = %s AND dossier IS NOT NULL
+              AND (%s::int IS NULL OR version = %s)
+            ORDER BY version DESC LIMIT 1
+            """,
+            (issue_id, version, version),
+        )
+        row = cursor.fetchone()
+    return None if row is None else str(row[0])
 
 
 class _Outbox:

@@ -14,7 +14,7 @@ from typing import Any
 from newsdesk.core.errors import StoreError
 from newsdesk.core.times import format_time
 from newsdesk.storage.database import Database
-from newsdesk.storage.issue_events import CLOSED, CREATED, UPDATED, write_event
+from newsdesk.storage.issue_events import CLOSED, CREATED, UPDATED, DossierPolicy, write_event
 
 _CLUSTER_LOCK_KEY = 0x636C7573  # "clus"
 
@@ -149,9 +149,10 @@ def create_issue(
     title_from: WindowArticle,
     leader: WindowArticle,
     at: datetime,
+    dossier: DossierPolicy | None = None,
 ) -> int:
     """A new open issue (version 1) with ``members``, titled after ``title_from``, and its
-    ``IssueCreated`` event, in one transaction; its id."""
+    ``IssueCreated`` event with its dossier, in one transaction; its id."""
     ids = [a.id for a in members]
     with database.transaction() as cursor:
         cursor.execute(
@@ -175,15 +176,20 @@ def create_issue(
         assert row is not None
         issue_id = int(row[0])
         _take(cursor, issue_id, ids)
-        write_event(cursor, issue_id, CREATED, ids, at)
+        write_event(cursor, issue_id, CREATED, ids, at, dossier)
     return issue_id
 
 
 def grow_issue(
-    database: Database, issue_id: int, members: Sequence[WindowArticle], at: datetime
+    database: Database,
+    issue_id: int,
+    members: Sequence[WindowArticle],
+    at: datetime,
+    dossier: DossierPolicy | None = None,
 ) -> tuple[int, str] | None:
     """Add ``members`` to the open issue, raise its version and write its ``IssueUpdated``
-    event, in one transaction; its new version and its title, or None if it is closed."""
+    event with its dossier, in one transaction; its new version and its title, or None if it
+    is closed."""
     ids = [a.id for a in members]
     with database.transaction() as cursor:
         cursor.execute(
@@ -206,7 +212,7 @@ def grow_issue(
         if row is None:
             return None
         _take(cursor, issue_id, ids)
-        write_event(cursor, issue_id, UPDATED, ids, at)
+        write_event(cursor, issue_id, UPDATED, ids, at, dossier)
     return int(row[0]), str(row[1])
 
 

@@ -88,6 +88,14 @@ class ClusterSettings:
         (CLUSTER,),
         minimum=0.1,
     )
+    dossier_max_chars: int = setting(
+        12_000,
+        INTEGER,
+        "the characters of article text an issue version's dossier carries at most (about 4k "
+        "tokens of Korean); what does not fit is counted, no sentence is cut",
+        (CLUSTER,),
+        minimum=500,
+    )
     event_bus_name: str | None = setting(
         None,
         TEXT,

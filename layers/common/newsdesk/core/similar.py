@@ -104,10 +104,10 @@ class _Spacing(dict[int, int | None]):
         return value
 
 
-_SPACING = _Spacing()
+SPACING = _Spacing()
 
 
-def _kept_line(line: str) -> str | None:
+def kept_line(line: str) -> str | None:
     """The line without e-mail addresses and a leading credit; None for a line that is only a
     byline or a notice."""
     line = _CREDIT.sub("", _EMAIL.sub(" ", line), count=1).strip()
@@ -122,9 +122,9 @@ def _kept_line(line: str) -> str | None:
 
 def normalised_text(text: str) -> str:
     """The text that the hash and the sketch read (the module's docstring gives each rule)."""
-    lines = (_kept_line(line) for line in unicodedata.normalize("NFKC", text).splitlines())
+    lines = (kept_line(line) for line in unicodedata.normalize("NFKC", text).splitlines())
     joined = " ".join(line for line in lines if line is not None)
-    return " ".join(joined.casefold().translate(_SPACING).split())
+    return " ".join(joined.casefold().translate(SPACING).split())
 
 
 def content_hash(text: str) -> str:
