@@ -1,5 +1,6 @@
 """The template's facts the local runtime follows, as package data
-(local/newsdesk_local/resources.json): the queues, tables and buckets with their properties,
+(local/newsdesk_local/resources.json): the queues, tables, buckets and event buses with their
+properties,
 every function's handler module, timeout, memory and environment, its SQS event sources, and
 the parameters' defaults. Intrinsics are kept as written; newsdesk_local.infrastructure
 resolves them. A test fails when the file is out of date with the template
@@ -19,7 +20,7 @@ from typing import Any
 from infra.artifacts import ROOT, units
 from infra.transform import TEMPLATE, load
 
-KINDS = ("AWS::SQS::Queue", "AWS::DynamoDB::Table", "AWS::S3::Bucket")
+KINDS = ("AWS::SQS::Queue", "AWS::DynamoDB::Table", "AWS::S3::Bucket", "AWS::Events::EventBus")
 FUNCTION_KEYS = ("Timeout", "MemorySize", "Environment")
 
 

@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
+import boto3
 import psycopg2.extensions
 import pytest
 import requests
 
 from newsdesk.aws.clients import dynamodb_client
+from newsdesk.aws.dossiers import DossierBucket
 from newsdesk.aws.state_table import StateTable
 from newsdesk.collect.collector import CollectPolicy, OutletCollector
 from newsdesk.core.messages import OutletMessage
@@ -218,6 +220,50 @@ def aws_env(
                 if value:
                     monkeypatch.setenv(key, value)
         yield services
+
+
+@pytest.fixture
+def dossier_bucket(aws_env: LocalServices) -> DossierBucket:
+    """The template's dossier bucket, as the local runtime creates it (issue 40)."""
+    name = aws_env.function_env("ClusterFunction")["DOSSIER_BUCKET"]
+    return DossierBucket(aws_env.client("s3"), name)
+
+
+@pytest.fixture
+def issue_consumer(aws_env: LocalServices) -> tuple[str, Callable[[], list[Any]]]:
+    """The template's issue bus with a rule sending every newsdesk.issue event to a queue, as
+    a consumer would have; (the bus's name, receive: the events the queue got since)."""
+    events_client = boto3.client("events")
+    sqs = boto3.client("sqs")
+    # the local runtime creates the template's bus, as it creates its queues (issue 40)
+    queue = sqs.create_queue(QueueName="issue-consumer")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    events_client.put_rule(
+        Name="to-consumer",
+        EventBusName="newsdesk-issues",
+        EventPattern=json.dumps({"source": ["newsdesk.issue"]}),
+    )
+    events_client.put_targets(
+        Rule="to-consumer", EventBusName="newsdesk-issues", Targets=[{"Id": "q", "Arn": arn}]
+    )
+
+    def receive() -> list[Any]:
+        got: list[Any] = []
+        while batch := sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get(
+            "Messages", []
+        ):
+            got += [json.loads(m["Body"]) for m in batch]
+            sqs.delete_message_batch(
+                QueueUrl=queue,
+                Entries=[
+                    {"Id": m["MessageId"], "ReceiptHandle": m["ReceiptHandle"]} for m in batch
+                ],
+            )
+        return got
+
+    return "newsdesk-issues", receive
 
 
 @pytest.fixture

@@ -80,7 +80,7 @@ def test_a_block_of_no_command_is_refused():
 # --- the manual's examples ----------------------------------------------------------------------
 
 # what keeps an example from being run by the test (its comment says so)
-NOT_RUN = ("# needs the network", "# needs AWS", "# runs until Ctrl-C")
+NOT_RUN = ("# needs the network", "# needs AWS", "# runs until Ctrl-C", "# needs an issue")
 EXAMPLES = re.compile(r"^```sh\n(.*?)^```$", re.S | re.M)
 
 

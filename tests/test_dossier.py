@@ -4,21 +4,35 @@ repeats and within a budget, what is new since the last version, how big the sto
 real PostgreSQL, with tests/fixtures/dossier/ko_stories.json (three Korean stories written for
 these tests)."""
 
+import hashlib
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import boto3
+import jsonschema
 import pytest
 
+from newsdesk.aws.dossiers import DossierBucket
+from newsdesk.aws.issue_bus import IssueBus
+from newsdesk.cluster.events import relay_events
 from newsdesk.cluster.job import ClusterPolicy, run_clustering
 from newsdesk.core import dossier
 from newsdesk.core.entry import Entry
+from newsdesk.core.importance import importance
 from newsdesk.storage.articles import Article, ArticleStore
 from newsdesk.storage.extractions import Extraction, ExtractionStore
-from newsdesk.storage.issue_events import DossierPolicy
-from newsdesk.storage.issues import create_issue, grow_issue, window
+from newsdesk.storage.issue_events import (
+    MAX_REFUSALS,
+    SOURCE,
+    DossierPolicy,
+    IssueEventStore,
+    kept_dossier,
+)
+from newsdesk.storage.issues import create_issue, grow_issue, top_issues, window
 from newsdesk_local.cli import main
 from tests.test_cli import environ
+from tests.test_living_issues import SCHEMA
 
 FIXTURE = json.loads(
     (Path(__file__).parent / "fixtures" / "dossier" / "ko_stories.json").read_text("utf-8")
@@ -71,14 +85,15 @@ def members(database, ids):
     return [by_id[i] for i in ids]
 
 
-def kept_dossier(database, issue_id, version):
-    with database.transaction() as cursor:
-        cursor.execute(
-            "SELECT dossier FROM issue_event WHERE issue_id = %s AND version = %s",
-            (issue_id, version),
-        )
-        row = cursor.fetchone()
-    return row[0]
+def kept(database, issue_id, version):
+    """The dossier kept with the version's event, as its JSON."""
+    text = kept_dossier(database, issue_id, version)
+    assert text is not None
+    return text
+
+
+def made_dossier(database, issue_id, version):
+    return json.loads(kept(database, issue_id, version))
 
 
 def rate_story_in_two_rounds(database, policy=None):
@@ -95,7 +110,7 @@ def rate_story_in_two_rounds(database, policy=None):
 
 def test_an_update_that_repeats_three_sentences_has_only_its_two_new_ones_as_new(database):
     issue_id, ids = rate_story_in_two_rounds(database)
-    update = json.loads(kept_dossier(database, issue_id, 2))
+    update = made_dossier(database, issue_id, 2)
     item = STORIES[0]["articles"][4]
     # three of the update's five sentences repeat the first round's, one in other words
     assert [s["text"] for s in update["new"]["sentences"]] == item["new"]
@@ -103,7 +118,7 @@ def test_an_update_that_repeats_three_sentences_has_only_its_two_new_ones_as_new
     assert update["new"]["repeated_sentences"] == 3
     assert update["new"]["texts_read"] == [ids[4]]  # the paywalled page has no text to read
     assert update["new"]["nothing_new"] is False
-    first = json.loads(kept_dossier(database, issue_id, 1))
+    first = made_dossier(database, issue_id, 1)
     assert first["new"]["texts_read"] == [ids[0], ids[1], ids[3]]  # not the copy
 
 
@@ -121,7 +136,7 @@ def test_an_update_that_brings_nothing_new_says_so(database):
     text = "한은이 이날 기준금리를 3.50%에서 묶었다.\n금통위원 6명이 만장일치로 동결에 찬성했다."
     extract(database, again.id, {"hours": 3}, text=text)
     assert grow_issue(database, issue_id, [again], at(3.5))
-    update = json.loads(kept_dossier(database, issue_id, 2))
+    update = made_dossier(database, issue_id, 2)
     assert update["new"] == {
         "texts_read": [again.id],
         "sentences": [],
@@ -132,15 +147,15 @@ def test_an_update_that_brings_nothing_new_says_so(database):
 
 def test_the_dossier_keeps_its_bytes_after_a_reextraction_and_the_texts_retention(database):
     issue_id, ids = rate_story_in_two_rounds(database)
-    kept = [kept_dossier(database, issue_id, v) for v in (1, 2)]
+    before = [kept(database, issue_id, v) for v in (1, 2)]
     # WHEN an article's page is extracted again with other text, and later every text is
     # removed by ARTICLE_TEXT_RETENTION_DAYS
     item = STORIES[0]["articles"][0]
     extract(database, ids[0], item, revision=2, text="전혀 다른 본문이다. 숫자 99도 있다.")
-    assert [kept_dossier(database, issue_id, v) for v in (1, 2)] == kept
+    assert [kept(database, issue_id, v) for v in (1, 2)] == before
     assert ExtractionStore(database).remove_text(at(1000), at(1000)) > 0
-    assert [kept_dossier(database, issue_id, v) for v in (1, 2)] == kept
-    first = json.loads(kept[0])
+    assert [kept(database, issue_id, v) for v in (1, 2)] == before
+    first = json.loads(before[0])
     assert first["representative"]["article_id"] == ids[0]
     assert (
         "한국은행은 25일 기준금리를 연 3.50%로 동결했다."
@@ -181,7 +196,7 @@ def test_the_representative_is_the_central_article_with_text_never_a_copy_or_emp
     issue_id = create_issue(
         database, everyone, everyone[0], everyone[0], at(5), DossierPolicy(centrality=centrality)
     )
-    made = json.loads(kept_dossier(database, issue_id, 1))
+    made = made_dossier(database, issue_id, 1)
     # of those with text, 뉴시스 (0.6) and 바른경제 (0.58) are near-ties: the earlier wins
     assert made["representative"]["article_id"] == ids[1]
     assert made["texts"][0]["article_id"] == ids[1]
@@ -223,7 +238,7 @@ def test_an_issue_with_no_text_gets_a_dossier_that_says_why(database):
         cursor.execute("DELETE FROM article_extraction WHERE article_id = %s", (ids[2],))
     everyone = members(database, ids)
     issue_id = create_issue(database, everyone, everyone[0], everyone[0], at(1))
-    made = json.loads(kept_dossier(database, issue_id, 1))
+    made = made_dossier(database, issue_id, 1)
     assert made["representative"] is None
     assert made["texts"] == []
     assert [(w["id"], w["reason"]) for w in made["without_text"]] == [
@@ -346,7 +361,7 @@ def test_the_dossier_command_prints_the_representative_and_what_is_new(
     assert f"Without text: #{ids[5]} 서울타임스 (paywall)" in shown
     # --json: the bytes kept, as they are published
     assert main(["dossier", str(issue_id), "--version", "1", "--json"], env) == 0
-    assert capsys.readouterr().out == kept_dossier(database, issue_id, 1) + "\n"
+    assert capsys.readouterr().out == kept(database, issue_id, 1) + "\n"
 
 
 def test_the_dossier_command_refuses_an_issue_without_one_in_a_line(
@@ -356,3 +371,85 @@ def test_the_dossier_command_refuses_an_issue_without_one_in_a_line(
     assert main(["dossier", "999"], env) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("newsdesk: no dossier for issue 999")
+
+
+# --- the relay: each dossier written to the dossier bucket before its event is published ------
+
+
+def relayed(database, bus_name, dossiers):
+    """The outbox relayed to ``bus_name``, the dossiers to ``dossiers``: (published, failed)."""
+    issue_bus = IssueBus(boto3.client("events"), bus_name, SOURCE)
+    return relay_events(IssueEventStore(database), issue_bus, dossiers, at(6))
+
+
+def test_the_dossier_is_written_before_its_event_is_published_with_the_kept_bytes(
+    database, issue_consumer, dossier_bucket
+):
+    name, receive = issue_consumer
+    rate_story_in_two_rounds(database)
+    assert relayed(database, name, dossier_bucket) == (2, 0)
+    details = sorted((m["detail"] for m in receive()), key=lambda d: d["version"])
+    for detail in details:
+        reference = detail["dossier"]
+        body = dossier_bucket.get(reference["key"])
+        # the object is the outbox's bytes, and the event says which, how big and its digest
+        assert body.decode() == kept(database, detail["issue_id"], detail["version"])
+        assert reference["bucket"] == dossier_bucket.name
+        assert (reference["size"], reference["sha256"]) == (
+            len(body),
+            hashlib.sha256(body).hexdigest(),
+        )
+        jsonschema.validate(detail, SCHEMA)
+    assert [d["dossier"]["key"] for d in details] == ["issues/1/v1.json", "issues/1/v2.json"]
+
+
+def test_a_bucket_that_refuses_the_dossier_holds_its_event_back_and_gives_nothing_up(
+    database, issue_consumer, dossier_bucket, aws_env
+):
+    name, receive = issue_consumer
+    missing = DossierBucket(aws_env.client("s3"), "no-such-bucket")
+    rate_story_in_two_rounds(database)
+    # WHEN the bucket does not take the dossiers, more times than an event may be refused
+    for _ in range(MAX_REFUSALS + 1):
+        assert relayed(database, name, missing)[0] == 0
+    # THEN no event went out without its dossier, and none was given up
+    assert receive() == []
+    waiting = IssueEventStore(database).events()
+    assert [e.published_at for e in waiting] == [None, None]
+    assert all("no-such-bucket" in (e.last_error or "") for e in waiting)
+    # AND once the bucket takes them, both go out
+    assert relayed(database, name, dossier_bucket) == (2, 0)
+    assert len(receive()) == 2
+
+
+def test_a_relay_that_dies_after_writing_the_dossier_writes_the_same_object_again(
+    database, issue_consumer, dossier_bucket
+):
+    name, receive = issue_consumer
+    # GIVEN a relay whose bus fails after the dossiers were written
+    rate_story_in_two_rounds(database)
+    assert relayed(database, "no-such-bus", dossier_bucket) == (0, 2)
+    first = dossier_bucket.get("issues/1/v2.json")
+    # WHEN the next run relays them THEN it writes the same bytes and publishes
+    assert relayed(database, name, dossier_bucket) == (2, 0)
+    assert dossier_bucket.get("issues/1/v2.json") == first
+    assert len(receive()) == 2
+
+
+def test_issues_top_lists_the_open_issues_by_importance(database, postgres_url, data_dir, capsys):
+    rate_id, _ = rate_story_in_two_rounds(database)  # six outlets, collected 0–4.5 h
+    snow_ids = store_story(database, STORIES[1], 1)  # four outlets, collected 0–5 h
+    snow = members(database, snow_ids)
+    snow_id = create_issue(database, snow, snow[0], snow[0], at(5))
+    ranked = top_issues(database, 5, at(5))
+    # at 5 h: the rate story has 6 outlets, 6 articles in 6 hours, 1 (4.5 h) in the last hour;
+    # the snow story 4, 4 and 1 (5 h)
+    assert [(i["id"], i["importance"]) for i in ranked] == [
+        (rate_id, importance(6, 6, 1)),
+        (snow_id, importance(4, 4, 1)),
+    ]
+    assert [i["id"] for i in top_issues(database, 1, at(5))] == [rate_id]
+    env = environ(data_dir, DATABASE_URL=postgres_url)
+    assert main(["issues", "--top", "1"], env) == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("#")]
+    assert line.startswith(f"#{rate_id} [경제]")

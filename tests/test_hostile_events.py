@@ -28,6 +28,7 @@ from newsdesk.storage.issue_events import (
     SOURCE,
     IssueEvent,
     IssueEventStore,
+    as_published,
     write_event,
 )
 from newsdesk_local.aws_limits import PUT_EVENTS_MAX_BYTES, enforce_limits, entry_size, refused
@@ -82,7 +83,7 @@ def test_an_event_of_long_titles_and_links_is_bounded_and_keeps_the_count(databa
     detail = written(database, issue, list(range(1, 301)))
     # THEN it is valid, under its bound, each string cut to its maxLength, fewer articles
     # listed and the total kept
-    jsonschema.validate(detail, SCHEMA)
+    jsonschema.validate(as_published(detail, "b"), SCHEMA)
     assert detail_bytes(detail) <= 128 * 1024
     assert 0 < len(detail["articles"]) < 200
     assert detail["article_count"] == 300
@@ -94,7 +95,7 @@ def test_an_event_of_long_titles_and_links_is_bounded_and_keeps_the_count(databa
 def test_an_event_that_adds_thousands_of_articles_lists_a_thousand_and_counts_all(database):
     issue = an_issue(database, 3, 10, 10)
     detail = written(database, issue, list(range(1, 5_001)))
-    jsonschema.validate(detail, SCHEMA)
+    jsonschema.validate(as_published(detail, "b"), SCHEMA)
     assert (len(detail["added_article_ids"]), detail["added_count"]) == (1000, 5000)
 
 
@@ -114,7 +115,6 @@ def bus(aws_env: Any) -> tuple[Any, Any]:
     consumer's rule received; (client, receive)."""
     events_client = enforce_limits(boto3.client("events"))
     sqs = boto3.client("sqs")
-    events_client.create_event_bus(Name=BUS)
     queue = sqs.create_queue(QueueName="issue-consumer")["QueueUrl"]
     arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
@@ -195,14 +195,18 @@ def an_outbox(database: Any, count: int, refused: set[int], chars: int = 10) -> 
             )
 
 
-def test_a_refused_event_does_not_stop_the_outbox_behind_it(database, bus, monkeypatch):
+def test_a_refused_event_does_not_stop_the_outbox_behind_it(
+    database, bus, monkeypatch, dossier_bucket
+):
     # GIVEN 12 events waiting, more than a relay's transaction takes (5 here), the first one
     # too large for PutEvents however it is cut
     monkeypatch.setattr(events_module, "RELAY_LIMIT", 5)
     client, receive = bus
     an_outbox(database, 12, refused={1})
     # WHEN the relay runs
-    published, failed = relay_events(IssueEventStore(database), IssueBus(client, BUS, SOURCE), NOW)
+    published, failed = relay_events(
+        IssueEventStore(database), IssueBus(client, BUS, SOURCE), dossier_bucket, NOW
+    )
     # THEN every other event is published once, the refused one keeps its error for later
     assert (published, failed) == (11, 1)
     assert receive() == sorted(f"issue:{n}:v1" for n in range(2, 13))
@@ -210,18 +214,22 @@ def test_a_refused_event_does_not_stop_the_outbox_behind_it(database, bus, monke
     assert [(e.issue_id, e.attempts) for e in waiting] == [(1, 1)]
     assert (waiting[0].last_error or "").startswith("ValidationException")
     # AND the next relay offers it once more, nothing else
-    assert relay_events(IssueEventStore(database), IssueBus(client, BUS, SOURCE), NOW) == (0, 1)
+    assert relay_events(
+        IssueEventStore(database), IssueBus(client, BUS, SOURCE), dossier_bucket, NOW
+    ) == (0, 1)
     assert receive() == []
 
 
-def test_an_event_the_bus_always_refuses_is_given_up_after_five_refusals(database, bus, caplog):
+def test_an_event_the_bus_always_refuses_is_given_up_after_five_refusals(
+    database, bus, caplog, dossier_bucket
+):
     # GIVEN two events, the first too large for PutEvents however it is cut: the same detail
     # is refused the same way every run
     client, receive = bus
     an_outbox(database, 2, refused={1})
     store, issue_bus = IssueEventStore(database), IssueBus(client, BUS, SOURCE)
     # WHEN the relay runs MAX_REFUSALS times THEN it is refused each time, the other published
-    runs = [relay_events(store, issue_bus, NOW) for _ in range(MAX_REFUSALS)]
+    runs = [relay_events(store, issue_bus, dossier_bucket, NOW) for _ in range(MAX_REFUSALS)]
     assert runs == [(1, 1)] + [(0, 1)] * (MAX_REFUSALS - 1)
     assert receive() == ["issue:2:v1"]
     # AND then it is given up, logged once with its error
@@ -233,7 +241,7 @@ def test_an_event_the_bus_always_refuses_is_given_up_after_five_refusals(databas
     client.meta.events.register_first(
         "before-call.eventbridge.PutEvents", lambda **_: calls.append(1)
     )
-    assert relay_events(store, issue_bus, NOW) == (0, 0)
+    assert relay_events(store, issue_bus, dossier_bucket, NOW) == (0, 0)
     assert calls == []
     # AND it is kept, with its error and its attempts, for `newsdesk events`
     (kept,) = [e for e in store.events() if e.published_at is None]
@@ -241,7 +249,7 @@ def test_an_event_the_bus_always_refuses_is_given_up_after_five_refusals(databas
     assert (kept.last_error or "").startswith("ValidationException")
 
 
-def test_a_bus_that_fails_its_calls_gives_no_event_up(database, bus):
+def test_a_bus_that_fails_its_calls_gives_no_event_up(database, bus, dossier_bucket):
     # GIVEN an event, and a bus that throttles every call (its fault, not the event's)
     client, receive = bus
     an_outbox(database, 1, refused=set())
@@ -254,14 +262,14 @@ def test_a_bus_that_fails_its_calls_gives_no_event_up(database, bus):
     store, issue_bus = IssueEventStore(database), IssueBus(client, BUS, SOURCE)
     # WHEN the relay runs more than MAX_REFUSALS times THEN the event waits every time
     for _ in range(MAX_REFUSALS + 1):
-        assert relay_events(store, issue_bus, NOW) == (0, 1)
+        assert relay_events(store, issue_bus, dossier_bucket, NOW) == (0, 1)
     # AND once the bus takes calls again it is published
     throttling[0] = False
-    assert relay_events(store, issue_bus, NOW) == (1, 0)
+    assert relay_events(store, issue_bus, dossier_bucket, NOW) == (1, 0)
     assert receive() == ["issue:1:v1"]
 
 
-def test_an_event_written_before_the_bound_is_published_bounded(database, bus):
+def test_an_event_written_before_the_bound_is_published_bounded(database, bus, dossier_bucket):
     # GIVEN an event of 450 kB in the outbox (as an earlier release wrote them)
     client, receive = bus
     issue = an_issue(database, 200, 700, 1_900)
@@ -294,7 +302,9 @@ def test_an_event_written_before_the_bound_is_published_bounded(database, bus):
             (issue, CREATED, json.dumps(detail)),
         )
     # WHEN the relay runs THEN it is published, bounded
-    assert relay_events(IssueEventStore(database), IssueBus(client, BUS, SOURCE), NOW) == (1, 0)
+    assert relay_events(
+        IssueEventStore(database), IssueBus(client, BUS, SOURCE), dossier_bucket, NOW
+    ) == (1, 0)
     assert receive() == [f"issue:{issue}:v1"]
 
 
@@ -335,7 +345,7 @@ def test_newsdesk_cluster_at_checks_the_time_as_the_function_does(capsys):
     assert "0001-01-01T00:00:00Z is before 1970" in errors
 
 
-def test_events_published_before_a_failed_call_are_not_sent_again(database, bus):
+def test_events_published_before_a_failed_call_are_not_sent_again(database, bus, dossier_bucket):
     # GIVEN 15 events (two calls) and a bus that throttles the second call
     client, receive = bus
     an_outbox(database, 15, refused=set())
@@ -350,9 +360,9 @@ def test_events_published_before_a_failed_call_are_not_sent_again(database, bus)
     client.meta.events.register_first("before-call.eventbridge.PutEvents", throttle_second)
     store, issue_bus = IssueEventStore(database), IssueBus(client, BUS, SOURCE)
     # WHEN the relay runs THEN the first call's ten are recorded published, the rest wait
-    assert relay_events(store, issue_bus, NOW) == (10, 5)
+    assert relay_events(store, issue_bus, dossier_bucket, NOW) == (10, 5)
     # AND the next run publishes the five: every event reaches the consumer once
-    assert relay_events(store, issue_bus, NOW) == (5, 0)
+    assert relay_events(store, issue_bus, dossier_bucket, NOW) == (5, 0)
     assert receive() == sorted(f"issue:{n}:v1" for n in range(1, 16))
 
 

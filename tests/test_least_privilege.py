@@ -136,6 +136,54 @@ def test_each_writer_of_the_raw_layer_has_its_own_prefix(template, function, pre
     assert {str(r) for _, r in objects} == {str({"Fn::Sub": f"${{RawBucket.Arn}}/{prefix}*"})}
 
 
+def s3_objects(statements_: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    """(action, resource) of every S3 action the statements allow."""
+    return {
+        (action, str(plain(resource)))
+        for s in statements_
+        if s["Effect"] == "Allow"
+        for action in as_list(s["Action"])
+        if action.startswith("s3:")
+        for resource in as_list(s["Resource"])
+    }
+
+
+DOSSIERS = str({"Fn::Sub": "${DossierBucket.Arn}/issues/*"})
+
+
+def test_the_cluster_function_writes_and_reads_the_dossier_bucket_only(template):
+    """Issue 40: its only S3 right is the dossiers' keys; no other function may touch them."""
+    for name, role in function_roles(template).items():
+        expected = (
+            {("s3:PutObject", DOSSIERS), ("s3:GetObject", DOSSIERS)}
+            if name == "ClusterFunction"
+            else set()
+        )
+        assert {o for o in s3_objects(statements(role)) if "DossierBucket" in o[1]} == expected
+        if name == "ClusterFunction":
+            assert s3_objects(statements(role)) == expected
+
+
+def test_the_generators_policy_reads_the_dossiers_and_nothing_else(template):
+    (policy,) = resources(template, "AWS::IAM::ManagedPolicy").values()
+    granted_ = policy["PolicyDocument"]["Statement"]
+    assert [s["Effect"] for s in granted_] == ["Allow"]
+    assert {str(plain(r)) for s in granted_ for r in as_list(s["Resource"])} == {DOSSIERS}
+    assert {a for s in granted_ for a in as_list(s["Action"])} == {"s3:GetObject"}
+    assert template["Outputs"]["IssueDossierReadPolicyArn"]["Value"] == {
+        "Ref": "IssueDossierReadPolicy"
+    }
+
+
+def test_the_dossier_bucket_is_closed_encrypted_and_expires(template):
+    bucket = template["Resources"]["DossierBucket"]["Properties"]
+    assert set(bucket["PublicAccessBlockConfiguration"].values()) == {True}
+    assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    (rule,) = bucket["LifecycleConfiguration"]["Rules"]
+    assert rule["ExpirationInDays"] == {"Ref": "DossierRetentionDays"}
+    assert template["Parameters"]["DossierRetentionDays"]["Default"] == 30
+
+
 def test_only_the_worker_may_list_the_raw_bucket(template):
     # HeadObject answers a missing key 404 (not 403) only to a role that may list
     for name, role in function_roles(template).items():

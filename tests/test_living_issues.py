@@ -6,13 +6,12 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-import boto3
 import jsonschema
 import pytest
 
 from newsdesk.cluster.job import ClusterPolicy, run_clustering
 from newsdesk.cluster.methods import DEFAULT_THRESHOLDS
-from newsdesk.storage.issue_events import IssueEventStore
+from newsdesk.storage.issue_events import IssueEventStore, as_published, kept_dossier
 from tests.conftest import container, load_event
 from tests.test_cluster_job import NOW, STORIES, cluster, store
 
@@ -138,7 +137,7 @@ def test_each_version_has_one_event_with_the_documented_detail(database):
         (3, "IssueClosed"),
     ]
     for event in written:
-        jsonschema.validate(event.detail, SCHEMA)
+        jsonschema.validate(as_published(event.detail, "b"), SCHEMA)
         assert event.detail["event_id"] == f"issue:{created.id}:v{event.version}"
     created_detail, updated, closed = (e.detail for e in written)
     assert created_detail["added_article_ids"] == created.article_ids
@@ -147,58 +146,31 @@ def test_each_version_has_one_event_with_the_documented_detail(database):
     assert [a["id"] for a in updated["articles"]] == [*created.article_ids, 4]
     assert closed["state"] == "closed"
     assert closed["added_article_ids"] == []
+    # each version but the close names its own dossier; the close names the last one's
+    assert created_detail["dossier"]["key"] == f"issues/{created.id}/v1.json"
+    assert closed["dossier"] == updated["dossier"]
+    assert updated["dossier"]["key"] == f"issues/{created.id}/v2.json"
+    assert [kept_dossier(database, created.id, v) is None for v in (1, 2, 3)] == [
+        False,
+        False,
+        True,
+    ]
 
 
 def test_a_detail_that_breaks_the_schema_is_refused():
     """The schema test above can fail: a detail missing a field or with a bad id is refused."""
     detail = {"event_id": "issue:1"}
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(detail, SCHEMA)
+        jsonschema.validate(as_published(detail, "b"), SCHEMA)
 
 
 # --- publishing, through moto's EventBridge to an SQS queue, as a consumer's rule would ---------
 
 
-@pytest.fixture
-def bus(aws_env):
-    """A bus with a rule sending every newsdesk.issue event to a queue; (bus name, receive)."""
-    events_client = boto3.client("events")
-    sqs = boto3.client("sqs")
-    events_client.create_event_bus(Name="newsdesk-issues")
-    queue = sqs.create_queue(QueueName="issue-consumer")["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"][
-        "QueueArn"
-    ]
-    events_client.put_rule(
-        Name="to-consumer",
-        EventBusName="newsdesk-issues",
-        EventPattern=json.dumps({"source": ["newsdesk.issue"]}),
-    )
-    events_client.put_targets(
-        Rule="to-consumer", EventBusName="newsdesk-issues", Targets=[{"Id": "q", "Arn": arn}]
-    )
-
-    def receive():
-        got = []
-        while batch := sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get(
-            "Messages", []
-        ):
-            got += [json.loads(m["Body"]) for m in batch]
-            sqs.delete_message_batch(
-                QueueUrl=queue,
-                Entries=[
-                    {"Id": m["MessageId"], "ReceiptHandle": m["ReceiptHandle"]} for m in batch
-                ],
-            )
-        return got
-
-    return "newsdesk-issues", receive
-
-
 def test_a_crash_before_publishing_loses_no_event_and_redelivery_sends_each_once(
-    database, postgres_url, bus
+    database, postgres_url, issue_consumer, dossier_bucket
 ):
-    name, receive = bus
+    name, receive = issue_consumer
     store(database, "사회", SNOW)
     # GIVEN a run whose changes were committed but whose process died before the relay
     run_clustering(database, ClusterPolicy(threshold=0.6), clock=lambda: NOW)
@@ -206,7 +178,12 @@ def test_a_crash_before_publishing_loses_no_event_and_redelivery_sends_each_once
     assert receive() == []
     # WHEN the schedule's event is delivered again (the retry of the failed invocation)
     event = load_event("cluster") | {"at": "2026-12-01T09:00:00Z"}
-    function = container("cluster", DATABASE_URL=postgres_url, EVENT_BUS_NAME=name)
+    function = container(
+        "cluster",
+        DATABASE_URL=postgres_url,
+        EVENT_BUS_NAME=name,
+        DOSSIER_BUCKET=dossier_bucket.name,
+    )
     rerun = function(event)
     # THEN the re-run changes nothing and publishes the waiting event, once
     assert (rerun["issues_created"], rerun["events_published"]) == (0, 1)
@@ -223,12 +200,19 @@ def test_a_crash_before_publishing_loses_no_event_and_redelivery_sends_each_once
     assert [m["detail"]["event_id"] for m in receive()] == ["issue:1:v2"]
 
 
-def test_a_bus_that_refuses_keeps_the_events_for_the_next_run(database, postgres_url, bus):
-    name, receive = bus
+def test_a_bus_that_refuses_keeps_the_events_for_the_next_run(
+    database, postgres_url, issue_consumer, dossier_bucket
+):
+    name, receive = issue_consumer
     store(database, "사회", SNOW)
     event = load_event("cluster") | {"at": "2026-12-01T09:00:00Z"}
     # WHEN the bus named does not exist
-    refused = container("cluster", DATABASE_URL=postgres_url, EVENT_BUS_NAME="no-such-bus")(event)
+    refused = container(
+        "cluster",
+        DATABASE_URL=postgres_url,
+        EVENT_BUS_NAME="no-such-bus",
+        DOSSIER_BUCKET=dossier_bucket.name,
+    )(event)
     # THEN the issue is stored, its event kept with the error, and the run does not fail
     assert (refused["issues_created"], refused["events_published"]) == (1, 0)
     assert refused["events_failed"] == 1
@@ -237,7 +221,12 @@ def test_a_bus_that_refuses_keeps_the_events_for_the_next_run(database, postgres
     assert kept.attempts == 1
     assert kept.last_error
     # AND the next run on the right bus publishes it
-    later = container("cluster", DATABASE_URL=postgres_url, EVENT_BUS_NAME=name)(event)
+    later = container(
+        "cluster",
+        DATABASE_URL=postgres_url,
+        EVENT_BUS_NAME=name,
+        DOSSIER_BUCKET=dossier_bucket.name,
+    )(event)
     assert later["events_published"] == 1
     assert [m["detail"]["event_id"] for m in receive()] == ["issue:1:v1"]
 

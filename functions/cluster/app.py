@@ -18,13 +18,14 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from newsdesk.aws.clients import events_client, sqs_client
+from newsdesk.aws.clients import events_client, s3_client, sqs_client
 from newsdesk.aws.cluster_queue import ClusterQueue
+from newsdesk.aws.dossiers import DossierBucket
 from newsdesk.aws.issue_bus import IssueBus
 from newsdesk.aws.metrics import add_counts
 from newsdesk.cluster.events import relay_events
 from newsdesk.cluster.job import ClusterPolicy, ClusterRun, run_clustering
-from newsdesk.core.errors import MessageError, NewsdeskError
+from newsdesk.core.errors import ConfigError, MessageError, NewsdeskError
 from newsdesk.core.messages import ClusterMessage
 from newsdesk.core.settings import Settings
 from newsdesk.core.times import format_time, utc_now
@@ -41,21 +42,32 @@ processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failu
 @dataclass(frozen=True)
 class Cluster:
     """What the cluster function works with; ``bus`` None (no EVENT_BUS_NAME): events stay in
-    the outbox (`newsdesk events` shows them)."""
+    the outbox (`newsdesk events` shows them); else ``dossiers``, where their dossiers go."""
 
     database: Database
     policy: ClusterPolicy
     bus: IssueBus | None
     queue: ClusterQueue | None = None  # None: every category in one invocation
+    dossiers: DossierBucket | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Cluster:
-        bus, queue = settings.event_bus_name, settings.cluster_queue_url
+        bus, queue, bucket = (
+            settings.event_bus_name,
+            settings.cluster_queue_url,
+            settings.dossier_bucket,
+        )
+        if bus and not bucket:
+            raise ConfigError(
+                "EVENT_BUS_NAME is set and DOSSIER_BUCKET is not: an issue event is never "
+                "published without its dossier"
+            )
         return cls(
             database_from(settings),
             ClusterPolicy.from_settings(settings),
             IssueBus(events_client(), bus, SOURCE) if bus else None,
             ClusterQueue(sqs_client(), queue) if queue else None,
+            DossierBucket(s3_client(), bucket) if bucket else None,
         )
 
 
@@ -136,9 +148,11 @@ def _categories(event: dict[str, Any], context: LambdaContext, deps: Cluster) ->
 
 def _run(deps: Cluster, at: datetime | None, category_ids: list[int] | None) -> ClusterRun:
     def publish(run: ClusterRun) -> None:
-        if deps.bus is not None:
+        if deps.bus is not None and deps.dossiers is not None:
             store = IssueEventStore(deps.database)
-            run.events_published, run.events_failed = relay_events(store, deps.bus, utc_now())
+            run.events_published, run.events_failed = relay_events(
+                store, deps.bus, deps.dossiers, utc_now()
+            )
 
     return run_clustering(
         deps.database,

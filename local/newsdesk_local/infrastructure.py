@@ -84,6 +84,12 @@ class Bucket:
 
 
 @dataclass(frozen=True)
+class Bus:
+    logical_id: str
+    name: str
+
+
+@dataclass(frozen=True)
 class EventSource:
     """An SQS event source mapping: ``queue`` feeds the function ``batch_size`` at a time."""
 
@@ -152,6 +158,12 @@ class Infrastructure:
             for name, r in self._resources.items()
             if r["Type"] == "AWS::S3::Bucket"
         ]
+        # the issue bus (issue 40): the relay publishes to it locally as deployed
+        self.buses = [
+            Bus(name, str(self.resolve(r["Properties"]["Name"])))
+            for name, r in self._resources.items()
+            if r["Type"] == "AWS::Events::EventBus"
+        ]
         self.functions = {
             name: self._function(name, spec) for name, spec in document["functions"].items()
         }
@@ -182,8 +194,8 @@ class Infrastructure:
 
     def unemulated(self, function: str) -> list[str]:
         """The function's variables that name, by ``Ref``, a resource the local runtime does
-        not emulate (the issue bus): neither a parameter, a pseudo parameter nor an emulated
-        resource."""
+        not emulate: neither a parameter, a pseudo parameter nor an emulated resource (none
+        since issue 40 emulated the issue bus)."""
         return [
             key
             for key, value in self.functions[function].variables.items()
@@ -234,6 +246,8 @@ class Infrastructure:
             return queues[name].url if name in queues else None
         if kind in ("AWS::DynamoDB::Table", "AWS::S3::Bucket"):
             return self._name(name)
+        if kind == "AWS::Events::EventBus":
+            return self.resolve(self._resources[name]["Properties"]["Name"])
         return None
 
     def _get_att(

@@ -227,6 +227,7 @@ class LocalServices:
             queues = pool.submit(self._create_queues)
             buckets = pool.submit(self._create_buckets)
             tables_created = self._create_tables()
+            self._create_buses()
             queues.result()
             buckets.result()
         if tables_created and self.embedded_aws:
@@ -263,6 +264,13 @@ class LocalServices:
                         "LocationConstraint": self.env["AWS_DEFAULT_REGION"]
                     },
                 )
+
+    def _create_buses(self) -> None:
+        events = self.client("events")
+        existing = {b["Name"] for b in events.list_event_buses().get("EventBuses", [])}
+        for bus in self.infrastructure.buses:
+            if bus.name not in existing:
+                events.create_event_bus(Name=bus.name)
 
     def _create_tables(self) -> bool:
         """Whether any table was created (and so is empty)."""

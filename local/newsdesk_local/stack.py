@@ -171,8 +171,8 @@ def env_json(
         _, resources = infrastructure.environment(function.logical_id, services.queues)
         own = {k: v.replace(services.endpoint, aws_url) for k, v in resources.items()}
         own |= {k: v for k, v in EVENT_FILE_SETTINGS.items() if k in function.variables}
-        # SAM CLI would give the container a !Ref to a resource not emulated (the issue bus)
-        # as its logical id: empty instead, which the settings read as unset
+        # SAM CLI would give the container a !Ref to a resource not emulated as its logical
+        # id: empty instead, which the settings read as unset
         own |= dict.fromkeys(infrastructure.unemulated(function.logical_id), "")
         if own:
             document[function.logical_id] = own

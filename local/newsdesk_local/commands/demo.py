@@ -8,6 +8,7 @@ Exit codes as `collect`'s, of both rounds (1 before 3)."""
 from __future__ import annotations
 
 import argparse
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
@@ -17,7 +18,7 @@ from newsdesk.core.report import totals
 from newsdesk.core.settings import Settings
 from newsdesk_local.commands import arguments, cluster, collect, context, events, issues
 from newsdesk_local.folder_lock import LOCK_FILE, FolderLock
-from newsdesk_local.output import EXIT_OK, dump
+from newsdesk_local.output import EXIT_OK, dump, plural
 
 if TYPE_CHECKING:
     from newsdesk.core.sources import Outlet
@@ -37,6 +38,8 @@ class DemoRun:
     issues: list[dict[str, Any]]  # newest first
     events: list[IssueEvent]
     log_path: Path
+    # the dossier of the version the second round made (issue 40): what a generator is handed
+    update: dict[str, Any] | None = None
 
     def exit_code(self) -> int:
         """The rounds' exit codes as one: 1 (a message failed) before 3 (no feed succeeded)."""
@@ -154,7 +157,7 @@ def two_rounds(
     """The first round collected and clustered, the second round's feeds served (dated as of
     ``started``, as the first's were), it collected and clustered; the issues and events
     stored. ``live`` is shown each part as it is done."""
-    from newsdesk.storage.issue_events import IssueEventStore
+    from newsdesk.storage.issue_events import UPDATED, IssueEventStore, kept_dossier
     from newsdesk.storage.issues import list_issues
     from newsdesk_local.demo import serve_second_round
     from newsdesk_local.driver import run_cluster, run_collect_round, scheduled_event
@@ -185,8 +188,20 @@ def two_rounds(
         database = runtime.database()
         stored = list_issues(database)
         written = IssueEventStore(database).events()
+        updates = [e for e in written if e.type == UPDATED]
+        update = updates[-1] if updates else None
+        kept = kept_dossier(database, update.issue_id, update.version) if update else None
         database.close()
-    return DemoRun(first, first_cluster, second, second_cluster, stored, written, runtime.log_path)
+    return DemoRun(
+        first,
+        first_cluster,
+        second,
+        second_cluster,
+        stored,
+        written,
+        runtime.log_path,
+        json.loads(kept) if kept else None,
+    )
 
 
 def as_json(done: DemoRun) -> dict[str, Any]:
@@ -198,6 +213,7 @@ def as_json(done: DemoRun) -> dict[str, Any]:
             "cluster": cluster.as_json(done.second_cluster),
         },
         "events": [e.as_dict() for e in done.events],
+        "update_dossier": done.update,
     }
 
 
@@ -224,8 +240,29 @@ def print_end(done: DemoRun, zone: tzinfo, out: TextIO) -> None:
     print("Issues, oldest first:", file=out)
     issues.print_issues(done.issues[::-1], zone, out)
     print(file=out)
+    print("Issue events (published to the issue bus, each after its dossier):", file=out)
+    events.print_events(done.events, zone, out)
+    if done.update is not None:
+        print(file=out)
+        print_update(done.update, out)
+
+
+def print_update(made: dict[str, Any], out: TextIO) -> None:
+    """What a generator revising its piece reads of the update: the representative, and the
+    sentences no earlier version carried."""
+    issue = made["issue"]
     print(
-        "Issue events (locally kept in the outbox; deployed, published to the issue bus):",
+        f"The update's dossier (`newsdesk dossier {issue['id']} --version {issue['version']}`):",
         file=out,
     )
-    events.print_events(done.events, zone, out)
+    chosen = made["representative"]
+    print(
+        f"Representative: #{chosen['article_id']} {chosen['outlet']} {chosen['title']}"
+        if chosen
+        else "Representative: none (no article has text)",
+        file=out,
+    )
+    new = made["new"]["sentences"]
+    print(f"New in version {issue['version']}: {plural(len(new), 'sentence')}", file=out)
+    for sentence in new:
+        print(f"  #{sentence['article_id']} {sentence['text']}", file=out)

@@ -1,5 +1,7 @@
-"""`newsdesk events`: the issue events of the outbox, oldest first (locally, where no bus is
-emulated: what would have been published), or one JSON object. It only reads PostgreSQL."""
+"""`newsdesk events`: the issue events of the outbox, oldest first, each with its state
+(published, or waiting with its error) and its dossier's key, or one JSON object. Locally the
+relay publishes to moto's bus and writes the dossiers to its bucket, as deployed. It only reads
+PostgreSQL."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
 
 def add(commands: arguments.Commands) -> None:
     events = commands.add_parser(
-        "events", help="the issue events written (locally: what would have been published)"
+        "events", help="the issue events written, published or waiting, with their dossiers' keys"
     )
     events.add_argument("--json", action="store_true", help=arguments.JSON_HELP)
     events.add_argument(
@@ -65,9 +67,12 @@ def event_line(event: IssueEvent, zone: tzinfo) -> str:
         else "not published" + (f" ({event.last_error})" if event.last_error else "")
     )
     added = detail["added_article_ids"]
+    dossier = detail.get("dossier")  # none in an event an earlier release wrote
     return (
         f"{local_time(detail['changed_at'], zone)} {event.type} {event.id} "
         f"[{detail['category']}] {detail['title']} ({plural(detail['size'], 'article')}"
         + (f", added {', '.join(f'#{a}' for a in added)}" if added else "")
-        + f"; {published})"
+        + f"; {published}"
+        + (f"; dossier {dossier['key']}" if dossier else "")
+        + ")"
     )

@@ -9,7 +9,7 @@ from datetime import tzinfo
 from typing import Any, TextIO
 
 from newsdesk.core.settings import Settings
-from newsdesk.core.times import local_time
+from newsdesk.core.times import local_time, utc_now
 from newsdesk_local.commands import arguments
 from newsdesk_local.output import dump, plural
 
@@ -20,16 +20,28 @@ def add(commands: arguments.Commands) -> None:
     issues.add_argument(
         "--limit", type=arguments.positive, default=50, help="at most this many (50)"
     )
+    issues.add_argument(
+        "--top",
+        type=arguments.positive,
+        metavar="N",
+        help="the N open issues of the highest importance now (outlets, and articles in the "
+        "last 6 hours and hour: docs/clustering.md), highest first",
+    )
     issues.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
-    from newsdesk.storage.issues import list_issues
+    from newsdesk.storage.issues import list_issues, top_issues
     from newsdesk_local.services import read_only_database
 
     settings = Settings.from_env(env)
     with read_only_database(settings) as database:  # creates nothing, migrates nothing
-        issues = list_issues(database, args.limit) if database is not None else []
+        if database is None:
+            issues = []
+        elif args.top:
+            issues = top_issues(database, args.top, utc_now())
+        else:
+            issues = list_issues(database, args.limit)
     if args.json:
         dump({"issues": issues}, out)
     else:
@@ -46,7 +58,9 @@ def print_issues(issues: list[dict[str, Any]], zone: tzinfo, out: TextIO) -> Non
         print(
             f"#{issue['id']} [{issue['category']}] {issue['title']} "
             f"({plural(issue['size'], 'article')}, {span}; {issue['state']}, "
-            f"version {issue['version']})",
+            f"version {issue['version']}"
+            + (f"; importance {issue['importance']}" if "importance" in issue else "")
+            + ")",
             file=out,
         )
         print_articles(issue["articles"], out)

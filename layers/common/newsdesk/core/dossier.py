@@ -3,7 +3,8 @@ built from the issue's articles as they are when the version is made, so that it
 from it without the database.
 
 - **Sentences.** A text is read line by line (a line is a paragraph; bylines, notices and a
-  wire credit at a line's start dropped, as the copy hash drops them: ``core.similar``), at
+  wire credit at a line's start dropped, as the copy hash drops them: ``core.similar``, and a
+  short line that is a dateline, a resale notice or an outlet's slogan), at
   most ``READ_CHARS`` of it, and each paragraph split after ``.``, ``?``, ``!`` or ``。``
   (closing quotes and brackets kept with it) followed by a space; a "sentence" longer than
   ``SENTENCE_MAX_CHARS`` is cut at spaces into pieces that are not.
@@ -30,8 +31,7 @@ from it without the database.
   that repeat nothing it had read (nor each other).
 - **How big the story is**: distinct outlets, articles in the last hour and six hours, the
   first reporter (the earliest article that is not a copy) and by how long it led the next
-  outlet; ``importance`` = ln(1 + outlets) + ln(1 + articles in the last 6 hours) + ln(1 +
-  articles in the last hour).
+  outlet; ``importance`` (``core.importance``).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from newsdesk.core.importance import importance
 from newsdesk.core.settings import ClusterSettings
 from newsdesk.core.similar import SPACING, kept_line
 from newsdesk.core.times import format_time
@@ -65,6 +66,12 @@ REPEAT_CONTAINMENT = 0.25
 NEAR_TIE = 0.05  # of the mean similarity to the issue's other members
 TEXT_OK = "extract_ok"
 
+# A short line that is an outlet's furniture rather than the story's (beyond the bylines and
+# notices ``core.similar`` drops): a dateline, a resale notice, a slogan.
+_FURNITURE = re.compile(
+    r"^\d{4}[.-]\d{1,2}[.-]\d{1,2}\.? \d{1,2}:\d{2} 송고$|재판매|DB ?금지|공감언론|^[ⓒ©◎]"
+)
+FURNITURE_LINE_CHARS = 60
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 # a sentence ends at . ? ! 。 (with closing quotes or brackets) before a space or the line's end
 _SENTENCE = re.compile(r"\S.*?(?:[.?!。]+[\"'”’」』)\]]*(?=\s|$)|$)")
@@ -135,7 +142,7 @@ def sentences(text: str) -> list[Sentence]:
     paragraph = 0
     for line in unicodedata.normalize("NFKC", text[:READ_CHARS]).splitlines():
         kept = kept_line(line)
-        if kept is None:
+        if kept is None or (len(kept) <= FURNITURE_LINE_CHARS and _FURNITURE.search(kept)):
             continue
         pieces = [m.group().strip() for m in _SENTENCE.finditer(kept)]
         found = [s for piece in pieces if piece for s in _bounded(piece)]
@@ -470,7 +477,3 @@ def story_size(articles: Sequence[Article], at: datetime) -> dict[str, Any]:
         else round((follower.at - first.at).total_seconds()),
         "importance": importance(outlets, last_6h, last_hour),
     }
-
-
-def importance(outlets: int, last_6h: int, last_hour: int) -> float:
-    return round(math.log1p(outlets) + math.log1p(last_6h) + math.log1p(last_hour), 4)

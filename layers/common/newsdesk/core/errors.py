@@ -162,6 +162,10 @@ class MessageRefusedError(MessageError):
         self.fields = fields
 
 
+class DossierStoreError(InfrastructureError):
+    """The dossier bucket did not take (or give) a dossier: its event waits for the next run."""
+
+
 class EventBusError(InfrastructureError):
     """The event bus failed a publishing call; ``published`` has each event the calls before
     it published (None) or had refused (the error)."""

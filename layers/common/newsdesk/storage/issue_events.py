@@ -15,6 +15,7 @@ counted (``EventBatch.given_up``), kept with its error for ``newsdesk events``."
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -32,12 +33,13 @@ from newsdesk.storage.outbox import Batch, Cursor, Sent, relay_batch
 
 CREATED, UPDATED, CLOSED = "IssueCreated", "IssueUpdated", "IssueClosed"
 SOURCE = "newsdesk.issue"
-DETAIL_VERSION = 1
+DETAIL_VERSION = 2  # 2 since issue 40: the dossier's reference
 # An event lists at most this many of its issue's articles (PutEvents takes 256 KB a call),
 # fewer when the detail would pass DETAIL_MAX_BYTES, and at most MAX_ADDED of the added ids.
 MAX_ARTICLES = 200
 MAX_ADDED = 1000
 DETAIL_MAX_BYTES = 128 * 1024  # two such entries and a call's other fields fit in 256 KB
+BUCKET_ROOM = 80  # `"bucket":"<at most 63 characters>",`
 # The schema's maxLength of each string (schemas/issue-event-detail.schema.json).
 NAME_MAX_CHARS = 200  # a category, an outlet
 URL_MAX_CHARS = MAX_KEY_BYTES
@@ -67,6 +69,7 @@ class IssueEvent:
     published_at: datetime | None
     attempts: int
     last_error: str | None
+    dossier: str | None = None  # the dossier's JSON (read by the relay only)
 
     @property
     def id(self) -> str:
@@ -125,10 +128,19 @@ def write_event(
     (so within the change's transaction), with its dossier (but ``IssueClosed``'s). A version
     has one event: writing it again is a no-op."""
     cursor.execute(_ISSUE_AS_SEEN, (issue_id,))
-    detail = fit_detail(_detail(issue_id, cursor.fetchone(), added, at))
+    detail = _detail(issue_id, cursor.fetchone(), added, at)
+    version = int(detail["version"])
     made = None
-    if event_type != CLOSED:
+    if event_type == CLOSED:  # the last version's dossier: nothing new is written
+        detail["dossier"] = _last_dossier(cursor, issue_id, version - 1)
+    else:
         made = _dossier(cursor, issue_id, detail, added, at, policy or DossierPolicy())
+        body = made[0].encode()
+        detail["dossier"] = {
+            "key": dossier_key(issue_id, version),
+            "size": len(body),
+            "sha256": hashlib.sha256(body).hexdigest(),
+        }
     cursor.execute(
         """
         INSERT INTO issue_event (issue_id, version, type, detail, dossier)
@@ -136,10 +148,36 @@ def write_event(
         ON CONFLICT (issue_id, version) DO NOTHING
         RETURNING 1
         """,
-        (issue_id, detail["version"], event_type, Json(detail), made and made[0]),
+        (issue_id, version, event_type, Json(fit_detail(detail)), made and made[0]),
     )
     if made is not None and cursor.fetchone() is not None:
-        _remember_read(cursor, issue_id, detail["version"], made[1])
+        _remember_read(cursor, issue_id, version, made[1])
+
+
+def as_published(detail: dict[str, Any], bucket: str) -> dict[str, Any]:
+    """The detail as the relay publishes it: its dossier's reference names the bucket the
+    dossier was written to (an event written before dossiers: as it is)."""
+    reference = detail.get("dossier")
+    if not isinstance(reference, dict):
+        return detail
+    return {**detail, "dossier": {**reference, "bucket": bucket}}
+
+
+def dossier_key(issue_id: int, version: int) -> str:
+    """Where a version's dossier is kept in the dossier bucket: derived from its event id."""
+    return f"issues/{issue_id}/v{version}.json"
+
+
+def _last_dossier(cursor: Any, issue_id: int, version: int) -> dict[str, Any]:
+    """The reference an earlier version's event carries to its dossier (its key alone when the
+    event was forgotten or written before dossiers)."""
+    cursor.execute(
+        "SELECT detail -> 'dossier' FROM issue_event WHERE issue_id = %s AND version = %s",
+        (issue_id, version),
+    )
+    row = cursor.fetchone()
+    known = row[0] if row is not None and row[0] else {}
+    return {"key": dossier_key(issue_id, version), "size": None, "sha256": None} | known
 
 
 # An issue's articles as its dossier reads them (a text's first READ_CHARS at most).
@@ -261,11 +299,13 @@ def fit_detail(detail: dict[str, Any]) -> dict[str, Any]:
     }
     fitted.setdefault("added_count", len(detail["added_article_ids"]))
     articles: list[dict[str, Any]] = fitted["articles"]
+    # room for the bucket the relay names in the dossier's reference
+    most = DETAIL_MAX_BYTES - (BUCKET_ROOM if "dossier" in detail else 0)
     # what each article adds to the JSON, its separator included; cut from the end
-    overflow = _size(fitted) - DETAIL_MAX_BYTES
+    overflow = _size(fitted) - most
     while overflow > 0 and articles:
         overflow -= _size(articles.pop()) + 2
-    while articles and _size(fitted) > DETAIL_MAX_BYTES:  # the estimate's last byte or two
+    while articles and _size(fitted) > most:  # the estimate's last byte or two
         articles.pop()
     return fitted
 
@@ -368,7 +408,7 @@ class _Outbox:
         cursor.execute(
             """
             SELECT issue_id, version, type, detail, created_at, published_at, attempts,
-                   last_error
+                   last_error, dossier
             FROM issue_event
             WHERE published_at IS NULL AND refusals < %(refusals)s
               AND (%(created)s::timestamptz IS NULL

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from newsdesk.core.errors import StoreError
+from newsdesk.core.importance import importance
 from newsdesk.core.times import format_time
 from newsdesk.storage.database import Database
 from newsdesk.storage.issue_events import CLOSED, CREATED, UPDATED, DossierPolicy, write_event
@@ -263,19 +264,46 @@ _NEWEST_ISSUES = """
     JOIN category c ON c.id = i.category_id
     JOIN raw_article a ON a.issue_id = i.id
     LEFT JOIN article_extraction e ON e.article_id = a.id
+    WHERE {which}
     GROUP BY i.id, c.name
     ORDER BY i.id DESC
     LIMIT %s
     """
 
 
+# The open issues' counts an importance reads (top_issues()), at a time.
+_OPEN_COUNTS = """
+    SELECT i.id, count(DISTINCT a.source),
+           count(*) FILTER (WHERE a.collected_at > %(at)s - interval '6 hours'),
+           count(*) FILTER (WHERE a.collected_at > %(at)s - interval '1 hour')
+    FROM issue i JOIN raw_article a ON a.issue_id = i.id
+    WHERE i.state = 'open' AND a.collected_at <= %(at)s
+    GROUP BY i.id
+"""
+
+
 def list_issues(database: Database, limit: int = 50) -> list[dict[str, Any]]:
     """The newest issues with their articles (each with its text's length, and the article
     it copies, if it is a copy), for `newsdesk issues`."""
     with database.transaction() as cursor:
-        cursor.execute(_NEWEST_ISSUES, (limit,))
+        cursor.execute(_NEWEST_ISSUES.format(which="TRUE"), (limit,))
         rows = cursor.fetchall()
     return [_listed(row) for row in rows]
+
+
+def top_issues(database: Database, limit: int, at: datetime) -> list[dict[str, Any]]:
+    """The open issues of the highest importance at ``at`` (core.importance; the newest
+    first among equals), each as ``list_issues`` gives it with its ``importance``."""
+    with database.transaction() as cursor:
+        cursor.execute(_OPEN_COUNTS, {"at": at})
+        scored = sorted(
+            ((importance(*counts), issue_id) for issue_id, *counts in cursor.fetchall()),
+            reverse=True,
+        )[:limit]
+        chosen = [issue_id for _, issue_id in scored]
+        cursor.execute(_NEWEST_ISSUES.format(which="i.id = ANY(%s)"), (chosen, limit))
+        listed = {row[0]: _listed(row) for row in cursor.fetchall()}
+    return [listed[i] | {"importance": score} for score, i in scored if i in listed]
 
 
 def _listed(row: tuple[Any, ...]) -> dict[str, Any]:

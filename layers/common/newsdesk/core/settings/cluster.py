@@ -96,6 +96,14 @@ class ClusterSettings:
         (CLUSTER,),
         minimum=500,
     )
+    dossier_bucket: str | None = setting(
+        None,
+        TEXT,
+        "the S3 bucket each issue version's dossier is written to before its event is "
+        "published (required with EVENT_BUS_NAME)",
+        (CLUSTER,),
+        shown="unset: dossiers are kept in the outbox only (`newsdesk dossier`)",
+    )
     event_bus_name: str | None = setting(
         None,
         TEXT,
