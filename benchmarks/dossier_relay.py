@@ -86,7 +86,7 @@ def dossiers_alone(issues: int) -> float:
             dossier.Article(4 * n + k, f"매체{k}", "t", "u", T0, T0, "extract_ok", None, text(n, k))
             for k in range(4)
         ]
-        issue = dossier.Issue(n, 1, "open", "경제", T0, T0)
+        issue = dossier.Issue(n, 1, "open", "경제", T0, T0, 4)
         dossier.build(issue, members, at=T0, centrality={}, read_before={})
     return time.perf_counter() - started
 

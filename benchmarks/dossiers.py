@@ -61,7 +61,9 @@ def fixture_dossiers() -> None:
         for version, ids in enumerate(story["rounds"], start=1):
             members += [articles[i] for i in ids]
             last = max(a.collected_at for a in members)
-            issue = dossier.Issue(number, version, "open", story["category"], T0, last)
+            issue = dossier.Issue(
+                number, version, "open", story["category"], T0, last, len(members)
+            )
             started = time.process_time()
             built = dossier.build(
                 issue, members, at=last, centrality={}, read_before=read, added=ids
@@ -81,8 +83,48 @@ def fixture_dossiers() -> None:
             )
 
 
+def hostile() -> None:
+    """Texts made to cost: runs of stops, and an issue of 200 articles whose every sentence
+    shares its words with every other (numbers apart)."""
+    print("Hostile texts (CPU s):")
+    for name, text in (
+        ("19,000 stops in a row", "가" + "." * 19_000 + "나"),
+        ("'!?' 9,500 times", "!?" * 9_500),
+    ):
+        started = time.process_time()
+        dossier.sentences(text)
+        print(f"  sentences of {name}: {time.process_time() - started:.3f}")
+    line = "정부는 오늘 회의를 열고 대책을 논의했다 {}."
+    articles = [
+        dossier.Article(
+            n,
+            f"매체{n}",
+            "t",
+            "u",
+            T0,
+            T0,
+            dossier.TEXT_OK,
+            None,
+            "\n".join(
+                " ".join(line.format(n * 1000 + p * 10 + q) for q in range(3)) for p in range(60)
+            ),
+        )
+        for n in range(200)
+    ]
+    issue = dossier.Issue(1, 1, "open", "사회", T0, T0, 200)
+    started = time.process_time()
+    first = dossier.build(issue, articles, at=T0, centrality={}, read_before={})
+    print(f"  200 articles of 180 such sentences, version 1: {time.process_time() - started:.2f}")
+    more = [*articles, *(replace(a, id=1000 + a.id) for a in articles[:10])]
+    issue = replace(issue, version=2, size=210)
+    started = time.process_time()
+    dossier.build(issue, more, at=T0, centrality={}, read_before=first.read)
+    print(f"  and version 2, 10 articles more: {time.process_time() - started:.2f}")
+
+
 def main() -> None:
     fixture_dossiers()
+    hostile()
     rows = list(csv.DictReader(PAIRS.open(encoding="utf-8")))
     truth = [r["label"] == "repeat" for r in rows]
 

@@ -37,7 +37,7 @@ from newsdesk.core.times import format_time
 from newsdesk.storage.articles import ArticleStore
 from newsdesk.storage.database import Database, database_from
 from newsdesk.storage.migrate import migrate
-from newsdesk.storage.roles import CLUSTER, EXTRACTOR, WORKER
+from newsdesk.storage.roles import CLUSTER, EXTRACTOR, READER, WORKER
 from newsdesk_local.demo import dated_recently
 from newsdesk_local.feedserver import FeedServer, Route
 from newsdesk_local.infrastructure import REGION, Infrastructure
@@ -78,6 +78,7 @@ FUNCTIONS = {
     "extract": "ExtractorFunction",
     "cluster": "ClusterFunction",
     "migrate": "MigrateFunction",
+    "read": "ReadFunction",
 }
 
 # Whom the tests' requests name (OPERATOR_CONTACT): an address at a domain reserved for
@@ -286,7 +287,7 @@ def serve(feed_server: FeedServer) -> Callable[..., str]:
 
 # The database role each function connects as in AWS (migration 0007): the tests' functions
 # connect as theirs too, so that a right a function's code needs and its role lacks fails here.
-DATABASE_ROLES = {"worker": WORKER, "extract": EXTRACTOR, "cluster": CLUSTER}
+DATABASE_ROLES = {"worker": WORKER, "extract": EXTRACTOR, "cluster": CLUSTER, "read": READER}
 
 
 def as_role(url: str, role: str) -> str:
@@ -318,6 +319,9 @@ def container(
     elif name == "cluster":
         cluster_app = importlib.import_module("newsdesk_functions.cluster.app")  # scikit-learn
         deps, handle = cluster_app.Cluster.from_settings(settings), cluster_app.handle
+    elif name == "read":
+        read_app = importlib.import_module("newsdesk_functions.read.app")
+        deps, handle = database_from(settings), read_app.handle
     elif name == "migrate":
         deps, handle = (lambda: database_from(settings)), migrate_app.handle
     else:

@@ -13,7 +13,7 @@ from newsdesk.core.errors import MessageError
 from newsdesk.core.times import format_time
 from newsdesk.storage.articles import Article, ArticleStore
 from newsdesk.storage.database import Database
-from newsdesk.storage.issues import list_issues
+from newsdesk.storage.issue_lists import list_issues
 from tests.conftest import container, invoke, load_event, worker_event
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)

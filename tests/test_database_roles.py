@@ -16,7 +16,7 @@ import pytest
 
 from newsdesk.storage.database import Database
 from newsdesk.storage.extractions import BY_CONTENT_HASH, Copies, Extraction, ExtractionStore
-from newsdesk.storage.roles import CLUSTER, EXTRACTOR, ROLES, WORKER
+from newsdesk.storage.roles import CLUSTER, EXTRACTOR, READER, ROLES, WORKER
 from tests.conftest import (
     BODY,
     EXTRACT_ON,
@@ -33,28 +33,31 @@ from tests.test_migrate_function import event_to
 # What each role may do on each table: (worker, extractor, cluster); a name in parentheses is
 # a column it may update. Every table of the schema is here: a migration that adds one says
 # what each role may do there (nothing is a choice too).
-RIGHTS: dict[str, tuple[set[str], set[str], set[str]]] = {
-    "category": ({"SELECT", "INSERT"}, set(), {"SELECT"}),
+RIGHTS: dict[str, tuple[set[str], set[str], set[str], set[str]]] = {
+    "category": ({"SELECT", "INSERT"}, set(), {"SELECT"}, {"SELECT"}),
     "raw_article": (
         {"SELECT", "INSERT", "(title)", "(published_at)", "(revision)", "(last_changed_at)"}
         | {"(last_seen_at)"},
         {"SELECT", "(issue_id)"},
         {"SELECT", "(issue_id)"},
+        {"SELECT"},
     ),
-    "article_revision": ({"INSERT"}, set(), set()),
+    "article_revision": ({"INSERT"}, set(), set(), set()),
     "extraction_outbox": (
         {"SELECT", "INSERT", "DELETE", "(sent_at)", "(sends)"},
         {"SELECT", "DELETE", "(sent_at)", "(sends)", "(not_before)", "(attempts)"},
         {"SELECT"},
+        {"SELECT"},
     ),
-    "article_extraction": (set(), {"SELECT", "INSERT", "UPDATE"}, {"SELECT"}),
-    "article_sketch": (set(), {"SELECT", "INSERT", "DELETE"}, set()),
-    "issue": (set(), set(), {"SELECT", "INSERT", "UPDATE"}),
-    "issue_event": (set(), set(), {"SELECT", "INSERT", "UPDATE", "DELETE"}),
-    "article_embedding": (set(), set(), {"SELECT", "INSERT", "UPDATE"}),
-    "issue_text_read": (set(), set(), {"SELECT", "INSERT"}),
+    # the reader's SELECT is of some columns (no text): has_table_privilege says none
+    "article_extraction": (set(), {"SELECT", "INSERT", "UPDATE"}, {"SELECT"}, set()),
+    "article_sketch": (set(), {"SELECT", "INSERT", "DELETE"}, set(), set()),
+    "issue": (set(), set(), {"SELECT", "INSERT", "UPDATE"}, {"SELECT"}),
+    "issue_event": (set(), set(), {"SELECT", "INSERT", "UPDATE", "DELETE"}, {"SELECT"}),
+    "article_embedding": (set(), set(), {"SELECT", "INSERT", "UPDATE"}, set()),
+    "issue_text_read": (set(), set(), {"SELECT", "INSERT"}, set()),
     # the migrations' own record: the owner's alone
-    "schema_migration": (set(), set(), set()),
+    "schema_migration": (set(), set(), set(), set()),
 }
 PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER")
 
@@ -141,6 +144,14 @@ REFUSED = [
     (CLUSTER, "DELETE FROM raw_article"),
     (CLUSTER, "DELETE FROM extraction_outbox"),
     (CLUSTER, "INSERT INTO category (name) VALUES ('x')"),
+    # the read-only function (issue 40) changes nothing, and reads no article's text
+    (READER, "UPDATE issue SET title = 'x'"),
+    (READER, "DELETE FROM issue_event"),
+    (READER, "INSERT INTO category (name) VALUES ('x')"),
+    (READER, "UPDATE raw_article SET issue_id = NULL"),
+    (READER, "UPDATE issue_event SET published_at = now()"),
+    (READER, "SELECT text FROM article_extraction"),
+    (READER, "SELECT fingerprints FROM issue_text_read"),
 ] + [
     # none may change the schema, empty a table or touch the migrations' record
     (role, statement)

@@ -407,12 +407,23 @@ def cluster(stack: Stack, scratch: Path) -> None:
     assert issue is not None
 
 
+def reader(stack: Stack, scratch: Path) -> None:
+    # events/read.json, and a page of articles: what `newsdesk … --stack` reads (issue 40)
+    (article,) = store(stack, "사회", ["국회 예산안 통과 뒤 여야 공방"], None)
+    answered = run("ReadFunction", load_event("read"), stack, scratch)
+    assert set(answered) == {"issues", "next"}
+    event = {"command": "articles", "since": "1970-01-01T00:00:00Z", "limit": 1000}
+    listed = run("ReadFunction", event, stack, scratch / "articles")
+    assert article in [a["id"] for a in listed["articles"]]
+
+
 SCENARIOS: dict[str, Callable[[Stack, Path], None]] = {
     "MigrateFunction": migrations,
     "FanOutFunction": fan_out,
     "WorkerFunction": worker,
     "ExtractorFunction": extractor,
     "ClusterFunction": cluster,
+    "ReadFunction": reader,
 }
 
 

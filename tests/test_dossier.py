@@ -25,11 +25,13 @@ from newsdesk.storage.extractions import Extraction, ExtractionStore
 from newsdesk.storage.issue_events import (
     MAX_REFUSALS,
     SOURCE,
-    DossierPolicy,
     IssueEventStore,
+    as_published,
     kept_dossier,
 )
-from newsdesk.storage.issues import create_issue, grow_issue, top_issues, window
+from newsdesk.storage.issue_lists import top_issues
+from newsdesk.storage.issue_versions import DossierPolicy
+from newsdesk.storage.issues import close_idle, create_issue, grow_issue, window
 from newsdesk_local.cli import main
 from tests.test_cli import environ
 from tests.test_living_issues import SCHEMA
@@ -265,7 +267,7 @@ def test_the_budget_holds_for_200_long_articles_first_paragraphs_first():
         )
         for n in range(200)
     ]
-    issue = dossier.Issue(1, 1, "open", "경제", at(0), at(4))
+    issue = dossier.Issue(1, 1, "open", "경제", at(0), at(4), 200)
     made = dossier.build(issue, articles, at=at(4), centrality={}, read_before={}).dossier
     kept = [p for t in made["texts"] for p in t["passages"]]
     kept_chars = sum(len(p["text"]) for p in kept)
@@ -289,7 +291,7 @@ def test_a_2mb_text_is_read_in_part_and_cut_to_the_budget_between_sentences():
     article = dossier.Article(
         1, "연합뉴스", "폭설", "https://news.example/1", at(0), at(0), "extract_ok", None, huge
     )
-    issue = dossier.Issue(1, 1, "open", "사회", at(0), at(0))
+    issue = dossier.Issue(1, 1, "open", "사회", at(0), at(0), 1)
     made = dossier.build(issue, [article], at=at(1), centrality={}, read_before={}, max_chars=500)
     (text,) = made.dossier["texts"]
     # one distinct sentence: its repeats are left out, whatever the page's length
@@ -442,10 +444,10 @@ def test_issues_top_lists_the_open_issues_by_importance(database, postgres_url, 
     snow = members(database, snow_ids)
     snow_id = create_issue(database, snow, snow[0], snow[0], at(5))
     ranked = top_issues(database, 5, at(5))
-    # at 5 h: the rate story has 6 outlets, 6 articles in 6 hours, 1 (4.5 h) in the last hour;
-    # the snow story 4, 4 and 1 (5 h)
+    # at 5 h: the rate story has 6 outlets, 6 articles in 6 hours, 2 (4 h and 4.5 h) in the
+    # last hour; the snow story 4, 4 and 1 (5 h)
     assert [(i["id"], i["importance"]) for i in ranked] == [
-        (rate_id, importance(6, 6, 1)),
+        (rate_id, importance(6, 6, 2)),
         (snow_id, importance(4, 4, 1)),
     ]
     assert [i["id"] for i in top_issues(database, 1, at(5))] == [rate_id]
@@ -453,3 +455,57 @@ def test_issues_top_lists_the_open_issues_by_importance(database, postgres_url, 
     assert main(["issues", "--top", "1"], env) == 0
     (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("#")]
     assert line.startswith(f"#{rate_id} [경제]")
+
+
+def test_a_long_text_leaves_a_new_one_its_sentences_and_what_is_new_is_read():
+    """Every article's first sentences before any article's later ones: a text of thousands of
+    sentences in one paragraph does not leave the next version's text unread."""
+    long = " ".join(f"긴 기사의 {n}번째 문장이다." for n in range(2_500))
+    first = dossier.Article(1, "연합뉴스", "t", "u", at(0), at(0), "extract_ok", None, long)
+    issue = dossier.Issue(1, 1, "open", "사회", at(0), at(0), 1)
+    built = dossier.build(issue, [first], at=at(0), centrality={}, read_before={})
+    later = dossier.Article(
+        2, "뉴시스", "t", "u", at(1), at(1), "extract_ok", None, "폭설이 내렸다."
+    )
+    issue = dossier.Issue(1, 2, "open", "사회", at(0), at(1), 2)
+    made = dossier.build(
+        issue, [first, later], at=at(1), centrality={}, read_before=built.read, added=[2]
+    ).dossier
+    assert made["new"]["sentences"] == [{"article_id": 2, "text": "폭설이 내렸다."}]
+    assert made["new"]["nothing_new"] is False
+
+
+def test_a_feed_that_dates_an_article_long_before_it_was_collected_is_not_believed():
+    early = dossier.Article(
+        1,
+        "시계틀린일보",
+        "t",
+        "u",
+        datetime(1970, 1, 1, tzinfo=UTC),
+        at(1),
+        "extract_ok",
+        None,
+        "첫 보도라고 주장한다.",
+    )
+    honest = dossier.Article(
+        2, "연합뉴스", "t", "u", at(0), at(0), "extract_ok", None, "먼저 보도했다."
+    )
+    size = dossier.story_size([early, honest], at(2))
+    assert size["first_reporter"]["article_id"] == 2
+    assert size["lead_seconds"] == 3600
+
+
+def test_a_close_after_a_version_made_before_dossiers_names_none(database):
+    story = STORIES[1]
+    found = members(database, store_story(database, story, 1))
+    issue_id = create_issue(database, found, found[0], found[0], at(6))
+    with database.transaction() as cursor:  # as an earlier release wrote version 1
+        cursor.execute(
+            "UPDATE issue_event SET dossier = NULL, detail = detail - 'dossier' "
+            "WHERE issue_id = %s",
+            (issue_id,),
+        )
+    close_idle(database, at(30), at(30))
+    (closed,) = [e for e in IssueEventStore(database).events() if e.type == "IssueClosed"]
+    assert closed.detail["dossier"] is None
+    jsonschema.validate(as_published(closed.detail, "b"), SCHEMA)

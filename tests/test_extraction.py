@@ -34,7 +34,7 @@ from newsdesk.storage.extractions import (
     ExtractionStore,
     OutboxRow,
 )
-from newsdesk.storage.issues import list_issues
+from newsdesk.storage.issue_lists import list_issues
 from newsdesk_local.driver import drain_extractor
 from newsdesk_local.feedserver import Route
 from tests.conftest import (

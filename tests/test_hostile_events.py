@@ -29,8 +29,8 @@ from newsdesk.storage.issue_events import (
     IssueEvent,
     IssueEventStore,
     as_published,
-    write_event,
 )
+from newsdesk.storage.issue_versions import write_event
 from newsdesk_local.aws_limits import PUT_EVENTS_MAX_BYTES, enforce_limits, entry_size, refused
 from newsdesk_local.cli import main
 from tests.conftest import LogLines, container, invoke, load_event, worker_event

@@ -58,6 +58,7 @@ REQUIRED = {
     },
     "ClusterFunction": {"DB_SECRET_ARN", "DB_HOST"},
     "MigrateFunction": {"DB_SECRET_ARN", "DB_HOST"},
+    "ReadFunction": {"DB_SECRET_ARN", "DB_HOST"},
 }
 
 

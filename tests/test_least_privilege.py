@@ -11,12 +11,13 @@ import pytest
 
 from infra.transform import TEMPLATE, load, transformed
 from newsdesk.aws.raw import FEEDS, PAGES
-from newsdesk.storage.roles import CLUSTER, EXTRACTOR, ROLES, WORKER
+from newsdesk.storage.roles import CLUSTER, EXTRACTOR, READER, ROLES, WORKER
 
 DATABASE_ROLE = {
     "WorkerFunction": WORKER,
     "ExtractorFunction": EXTRACTOR,
     "ClusterFunction": CLUSTER,
+    "ReadFunction": READER,
 }
 # receives and deletes on every queue ("Resource": "*"): what SAM attaches for an SQS event
 SQS_MANAGED = "AWSLambdaSQSQueueExecutionRole"

@@ -39,6 +39,7 @@ def test_the_invoke_lines_are_in_the_order_the_functions_run():
         "WorkerFunction",
         "ExtractorFunction",
         "ClusterFunction",
+        "ReadFunction",
     ]
     assert lines[2] == (
         "sam local invoke WorkerFunction -e ../events/worker.json --env-vars /data/env.json "

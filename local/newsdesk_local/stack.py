@@ -63,6 +63,7 @@ RUN_ORDER = (
     "WorkerFunction",
     "ExtractorFunction",
     "ClusterFunction",
+    "ReadFunction",
 )
 EXPOSE_FLAG = "--expose-without-password"
 _SIOCGIFADDR = 0x8915  # Linux: an interface's IPv4 address

@@ -25,6 +25,10 @@ from newsdesk.core.times import checked_replay_time, local_time, utc_now
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 JSON_HELP = "print one JSON object"
+STACK_READ_HELP = (
+    "a deployed stack's name: read through its read function with your AWS credentials "
+    "(no way into the VPC needed); default: the local data folder"
+)
 
 
 def whole_number(value: str) -> int:

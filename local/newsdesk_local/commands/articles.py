@@ -1,15 +1,17 @@
-"""`newsdesk articles [--since TIME]`: the articles collected since TIME (24 h ago by default)
-with their extraction outcome and issue, or one JSON object (status ``pending`` while the page
-waits in the outbox, ``not_extracted`` when it was never queued). It only reads PostgreSQL."""
+"""`newsdesk articles [--since TIME] [--stack NAME]`: the articles collected since TIME (24 h ago
+by default) with their extraction outcome and issue, or one JSON object (status ``pending``
+while the page waits in the outbox, ``not_extracted`` when it was never queued). It only reads
+PostgreSQL: the local data folder's, or a deployed stack's through its read function."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import timedelta, tzinfo
 from typing import TYPE_CHECKING, Any, TextIO
 
 from newsdesk.core.settings import Settings
-from newsdesk.core.times import local_time, utc_now
+from newsdesk.core.times import local_time, parse_time, utc_now
 from newsdesk_local.commands import arguments
 from newsdesk_local.output import EXIT_OK, dump
 
@@ -28,19 +30,27 @@ def add(commands: arguments.Commands) -> None:
         help=f"collected since TIME (default: 24h ago); {arguments.TIME_HELP}",
     )
     articles.add_argument("--json", action="store_true", help=arguments.JSON_HELP)
+    articles.add_argument("--stack", metavar="NAME", help=arguments.STACK_READ_HELP)
     articles.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
-    from newsdesk.storage.extractions import ExtractionStore
+    from newsdesk.storage.extractions import ArticleRow, ExtractionStore
     from newsdesk_local.services import read_only_database
 
     settings = Settings.from_env(env)
     since = args.since or utc_now() - timedelta(hours=24)
     rows: list[ArticleRow] = []
-    with read_only_database(settings) as database:  # creates nothing, migrates nothing
-        if database is not None:
-            rows = ExtractionStore(database).articles(since)
+    if args.stack:
+        from newsdesk_local.commands import deployed
+
+        asked = {"command": "articles", "since": since.isoformat()}
+        found = deployed.items(args.stack, asked, "articles", sys.maxsize, env)
+        rows = [ArticleRow(**a | {"collected_at": parse_time(a["collected_at"])}) for a in found]
+    else:
+        with read_only_database(settings) as database:  # creates nothing, migrates nothing
+            if database is not None:
+                rows = ExtractionStore(database).articles(since)
     if args.json:
         dump({"articles": [as_json(row) for row in rows]}, out)
         return EXIT_OK

@@ -158,7 +158,7 @@ def two_rounds(
     ``started``, as the first's were), it collected and clustered; the issues and events
     stored. ``live`` is shown each part as it is done."""
     from newsdesk.storage.issue_events import UPDATED, IssueEventStore, kept_dossier
-    from newsdesk.storage.issues import list_issues
+    from newsdesk.storage.issue_lists import list_issues
     from newsdesk_local.demo import serve_second_round
     from newsdesk_local.driver import run_cluster, run_collect_round, scheduled_event
 

@@ -29,16 +29,24 @@ def add(commands: arguments.Commands) -> None:
         help="the issue's version (its newest with a dossier when not given)",
     )
     dossier.add_argument("--json", action="store_true", help="the dossier's JSON, as published")
+    dossier.add_argument("--stack", metavar="NAME", help=arguments.STACK_READ_HELP)
     dossier.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
-    from newsdesk.storage.issue_events import kept_dossier
+    from newsdesk.storage.issue_events import dossier_json, kept_dossier
     from newsdesk_local.services import read_only_database
 
     settings = Settings.from_env(env)
-    with read_only_database(settings) as database:  # creates nothing, migrates nothing
-        kept = None if database is None else kept_dossier(database, args.issue, args.version)
+    if args.stack:
+        from newsdesk_local.commands import deployed
+
+        asked = {"command": "dossier", "issue": args.issue, "version": args.version}
+        made = next(deployed.pages(args.stack, asked, env))["dossier"]
+        kept = None if made is None else dossier_json(made)
+    else:
+        with read_only_database(settings) as database:  # creates nothing, migrates nothing
+            kept = None if database is None else kept_dossier(database, args.issue, args.version)
     if kept is None:
         which = f"version {args.version} of issue" if args.version else "issue"
         raise ConfigError(
@@ -63,7 +71,8 @@ def print_dossier(dossier: dict[str, Any], zone: tzinfo, out: TextIO) -> None:
     first = size["first_reporter"]
     if first:
         lead = size["lead_seconds"]
-        led = f", {lead // 60} min ahead of the next outlet" if lead else ""
+        ahead = f"{lead // 60} min" if lead and lead >= 60 else f"{lead} s"
+        led = f", {ahead} ahead of the next outlet" if lead else ""
         when = local_time(first["at"], zone)
         print(f"First reported by {first['outlet']} at {when}{led}", file=out)
     chosen = dossier["representative"]

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import argparse
 from datetime import tzinfo
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from newsdesk.core.settings import Settings
-from newsdesk.core.times import local_time
+from newsdesk.core.times import local_time, parse_time
 from newsdesk_local.commands import arguments
 from newsdesk_local.output import EXIT_OK, dump, plural
 
@@ -32,6 +32,7 @@ def add(commands: arguments.Commands) -> None:
     events.add_argument(
         "--limit", type=arguments.positive, default=100, help="at most this many (100)"
     )
+    events.add_argument("--stack", metavar="NAME", help=arguments.STACK_READ_HELP)
     events.set_defaults(run=run)
 
 
@@ -41,14 +42,40 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
 
     settings = Settings.from_env(env)
     events: list[IssueEvent] = []
-    with read_only_database(settings) as database:  # creates nothing, migrates nothing
-        if database is not None:
-            events = IssueEventStore(database).events(args.since, args.limit)
+    if args.stack:
+        from newsdesk_local.commands import deployed
+
+        since = args.since.isoformat() if args.since else None
+        asked = {"command": "events", "since": since, "limit": args.limit}
+        found = deployed.items(args.stack, asked, "events", args.limit, env)
+        events = [event_of(e) for e in reversed(found)]  # they come newest first
+    else:
+        with read_only_database(settings) as database:  # creates nothing, migrates nothing
+            if database is not None:
+                events = IssueEventStore(database).events(args.since, args.limit)
     if args.json:
         dump({"events": [e.as_dict() for e in events]}, out)
         return EXIT_OK
     print_events(events, settings.zone, out)
     return EXIT_OK
+
+
+def event_of(shown: dict[str, Any]) -> IssueEvent:
+    """An event as ``IssueEvent.as_dict`` shows it, read back."""
+    from newsdesk.storage.issue_events import IssueEvent
+
+    issue, version = shown["id"].removeprefix("issue:").split(":v")
+    published = shown["published_at"]
+    return IssueEvent(
+        int(issue),
+        int(version),
+        shown["detail_type"],
+        shown["detail"],
+        parse_time(shown["created_at"]),
+        parse_time(published) if published else None,
+        shown["attempts"],
+        shown["last_error"],
+    )
 
 
 def print_events(events: list[IssueEvent], zone: tzinfo, out: TextIO) -> None:

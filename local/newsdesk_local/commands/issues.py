@@ -27,21 +27,29 @@ def add(commands: arguments.Commands) -> None:
         help="the N open issues of the highest importance now (outlets, and articles in the "
         "last 6 hours and hour: docs/clustering.md), highest first",
     )
+    issues.add_argument("--stack", metavar="NAME", help=arguments.STACK_READ_HELP)
     issues.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
-    from newsdesk.storage.issues import list_issues, top_issues
+    from newsdesk.storage.issue_lists import list_issues, top_issues
     from newsdesk_local.services import read_only_database
 
     settings = Settings.from_env(env)
-    with read_only_database(settings) as database:  # creates nothing, migrates nothing
-        if database is None:
-            issues = []
-        elif args.top:
-            issues = top_issues(database, args.top, utc_now())
-        else:
-            issues = list_issues(database, args.limit)
+    if args.stack:
+        from newsdesk_local.commands import deployed
+
+        asked = {"command": "issues"} | ({"top": args.top} if args.top else {"limit": args.limit})
+        most = args.top or args.limit
+        issues = deployed.items(args.stack, asked, "issues", most, env)
+    else:
+        with read_only_database(settings) as database:  # creates nothing, migrates nothing
+            if database is None:
+                issues = []
+            elif args.top:
+                issues = top_issues(database, args.top, utc_now())
+            else:
+                issues = list_issues(database, args.limit)
     if args.json:
         dump({"issues": issues}, out)
     else:

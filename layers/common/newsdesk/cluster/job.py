@@ -37,7 +37,7 @@ from newsdesk.core.settings import ClusterSettings, Settings
 from newsdesk.core.times import utc_now
 from newsdesk.storage import embeddings
 from newsdesk.storage.database import Database
-from newsdesk.storage.issue_events import DossierPolicy
+from newsdesk.storage.issue_versions import DossierPolicy
 from newsdesk.storage.issues import (
     WindowArticle,
     attach_copies,

@@ -68,10 +68,12 @@ def _measured(
 ) -> Assignment:
     """``assignment`` with the centrality of its groups' and growing issues' members."""
     sets = [g.members for g in assignment.groups]
-    if standing is not None:
-        for issue, joined in assignment.joins.items():
-            stored = [i for i, of in enumerate(standing.issue_of) if of == issue]
-            sets.append(sorted(stored + joined))
+    if standing is not None and assignment.joins:
+        stored: dict[int, list[int]] = {issue: [] for issue in assignment.joins}
+        for i, of in enumerate(standing.issue_of):
+            if of in stored:
+                stored[of].append(i)
+        sets += [sorted(stored[issue] + joined) for issue, joined in assignment.joins.items()]
     return replace(assignment, centrality=centrality(vectors, sets))
 
 

@@ -28,7 +28,7 @@ from it without the database.
   paragraph before any article's second, and so on; a sentence that does not fit ends the
   texts there (no sentence is cut); what was left out is counted.
 - **What is new**: the sentences of the texts the issue had not read before this version
-  that repeat nothing it had read (nor each other).
+  that repeat nothing it had read (its newest ``CARRIED_MAX`` sentences) nor each other.
 - **How big the story is**: distinct outlets, articles in the last hour and six hours, the
   first reporter (the earliest article that is not a copy) and by how long it led the next
   outlet; ``importance`` (``core.importance``).
@@ -36,7 +36,6 @@ from it without the database.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import unicodedata
@@ -45,6 +44,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -59,12 +59,18 @@ DOSSIER_VERSION = 1
 DEFAULT_MAX_CHARS = ClusterSettings.dossier_max_chars
 READ_CHARS = 20_000  # of each article's text: a 2 MB page costs what a long article does
 SENTENCE_MAX_CHARS = 600
-READ_SENTENCES = 2_000  # of an issue's texts: 12,000 characters hold about 250
+READ_SENTENCES = 1_500  # of an issue's texts: 12,000 characters hold about 250
+# what a version's new sentences are compared with: the issue's newest read sentences (its
+# texts read_before gives newest first), so that an issue of many versions costs what a big one
+# does
+CARRIED_MAX = 2_000
 SHINGLE = 2  # characters: Korean paraphrases share names, numbers and stems, not words
 # chosen on tests/fixtures/dossier/ko_sentence_pairs.csv (benchmarks/dossiers.py)
 REPEAT_CONTAINMENT = 0.25
 NEAR_TIE = 0.05  # of the mean similarity to the issue's other members
 TEXT_OK = "extract_ok"
+# how long before its collection an article's feed may say it was published, and be believed
+TRUSTED_LEAD = timedelta(days=1)
 
 # A short line that is an outlet's furniture rather than the story's (beyond the bylines and
 # notices ``core.similar`` drops): a dateline, a resale notice, a slogan.
@@ -74,7 +80,8 @@ _FURNITURE = re.compile(
 FURNITURE_LINE_CHARS = 60
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 # a sentence ends at . ? ! 。 (with closing quotes or brackets) before a space or the line's end
-_SENTENCE = re.compile(r"\S.*?(?:[.?!。]+[\"'”’」』)\]]*(?=\s|$)|$)")
+# (a run of stops is taken whole from its first: a long run is read once, not from each stop)
+_SENTENCE = re.compile(r"\S.*?(?:(?<![.?!。])[.?!。]+[\"'”’」』)\]]*(?=\s|$)|$)")
 
 
 @dataclass(frozen=True)
@@ -99,7 +106,16 @@ class Article:
 
     @property
     def at(self) -> datetime:
-        return self.published_at or self.collected_at
+        """When it was published, as its feed says, if that is within a day before it was
+        collected (a feed's clock, or its time zone, may be wrong); else when it was
+        collected."""
+        published = self.published_at
+        if (
+            published is None
+            or not self.collected_at - TRUSTED_LEAD <= published <= self.collected_at
+        ):
+            return self.collected_at
+        return published
 
 
 @dataclass(frozen=True)
@@ -110,6 +126,7 @@ class Issue:
     category: str
     first_article_at: datetime
     last_article_at: datetime
+    size: int  # the articles counted toward it (copies are not), as its event says
 
 
 @dataclass(frozen=True)
@@ -298,7 +315,7 @@ def _issue(issue: Issue, articles: Sequence[Article]) -> dict[str, Any]:
         "category": issue.category,
         "first_article_at": format_time(issue.first_article_at),
         "last_article_at": format_time(issue.last_article_at),
-        "size": len(articles),
+        "size": issue.size,
         "outlets": sorted({a.outlet for a in articles}),
     }
 
@@ -320,11 +337,6 @@ def _without_text(articles: Sequence[Article]) -> dict[str, list[dict[str, Any]]
     }
 
 
-def as_json(made: Mapping[str, Any]) -> str:
-    """The dossier as it is kept and published: compact JSON, keys sorted, UTF-8 text."""
-    return json.dumps(made, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-
-
 def _cited(article: Article) -> dict[str, Any]:
     return {
         "article_id": article.id,
@@ -344,13 +356,12 @@ def _why(article: Article) -> str:
 
 
 def _read(pool: Sequence[Article]) -> tuple[dict[int, list[Sentence]], tuple[int, int]]:
-    """Each article's sentences, at most READ_SENTENCES in all, every article's first
-    paragraph before any article's second; and those not read (sentences, characters)."""
+    """Each article's sentences, at most READ_SENTENCES in all: every article's first sentence
+    before any article's second, and so on (a long article leaves no other unread); and those
+    not read (sentences, characters)."""
     split = {a.id: sentences(a.text or "") for a in pool}
     places = sorted(
-        (s.paragraph, k, position)
-        for k, a in enumerate(pool)
-        for position, s in enumerate(split[a.id])
+        (position, k, position) for k, a in enumerate(pool) for position in range(len(split[a.id]))
     )
     chosen = {(k, position) for _, k, position in places[:READ_SENTENCES]}
     read = {
@@ -438,7 +449,7 @@ def _new(
     flat = [(a.id, s) for a in first_read for s in read[a.id]]
     prints = [s.fingerprint for _, s in flat]
     carried = Carried(prints)
-    earlier = [p for prints_of in read_before.values() for p in prints_of]
+    earlier = list(islice((p for of in read_before.values() for p in of), CARRIED_MAX))
     if earlier and prints:
         carried.covered |= repeats(prints, earlier).getnnz(axis=1) > 0
     found = [

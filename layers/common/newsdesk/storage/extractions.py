@@ -326,7 +326,10 @@ class ExtractionStore:
                 found.append((PendingArticle(*row[:8]), str(extraction.raw_key), extraction))
             return found
 
-    def articles(self, since: datetime) -> list[ArticleRow]:
+    def articles(
+        self, since: datetime, after: int | None = None, limit: int | None = None
+    ) -> list[ArticleRow]:
+        """The articles collected since ``since``, by id (after ``after``; at most ``limit``)."""
         with self._db.transaction() as cursor:
             cursor.execute(
                 """
@@ -336,10 +339,11 @@ class ExtractionStore:
                 FROM raw_article a
                 JOIN category c ON c.id = a.category_id
                 LEFT JOIN article_extraction e ON e.article_id = a.id
-                WHERE a.collected_at >= %s
+                WHERE a.collected_at >= %s AND (%s::bigint IS NULL OR a.id > %s)
                 ORDER BY a.id
+                LIMIT %s
                 """,
-                (since,),
+                (since, after, after, limit),
             )
             return [ArticleRow(*row) for row in cursor.fetchall()]
 

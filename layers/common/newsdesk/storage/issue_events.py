@@ -15,18 +15,15 @@ counted (``EventBatch.given_up``), kept with its error for ``newsdesk events``."
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aws_lambda_powertools import Logger
-from psycopg2.extras import Json
 
 from newsdesk.core.bounds import MAX_KEY_BYTES, TITLE_MAX_CHARS, capped
-from newsdesk.core.settings import ClusterSettings
 from newsdesk.core.times import format_time
 from newsdesk.storage.database import Database
 from newsdesk.storage.outbox import Batch, Cursor, Sent, relay_batch
@@ -48,9 +45,6 @@ KEEP_PUBLISHED = timedelta(days=7)
 # An event the bus refuses for what it carries this many times is given up (as the article
 # outbox sends a row at most five times): the same detail is refused the same way every run.
 MAX_REFUSALS = 5
-
-if TYPE_CHECKING:  # the dossier's sentences are compared with numpy: loaded when one is made
-    from newsdesk.core import dossier
 
 logger = Logger(child=True)
 
@@ -106,54 +100,6 @@ _ISSUE_AS_SEEN = """
 """
 
 
-@dataclass(frozen=True)
-class DossierPolicy:
-    """How a version's dossier is made: its texts' budget, and each member's similarity to the
-    rest of its issue as the clustering measured it (by article id; the representative's
-    rule reads it)."""
-
-    max_chars: int = ClusterSettings.dossier_max_chars
-    centrality: Mapping[int, float] = field(default_factory=dict)
-
-
-def write_event(
-    cursor: Any,
-    issue_id: int,
-    event_type: str,
-    added: Sequence[int],
-    at: datetime,
-    policy: DossierPolicy | None = None,
-) -> None:
-    """The issue's event for its current version, from the issue as this transaction sees it
-    (so within the change's transaction), with its dossier (but ``IssueClosed``'s). A version
-    has one event: writing it again is a no-op."""
-    cursor.execute(_ISSUE_AS_SEEN, (issue_id,))
-    detail = _detail(issue_id, cursor.fetchone(), added, at)
-    version = int(detail["version"])
-    made = None
-    if event_type == CLOSED:  # the last version's dossier: nothing new is written
-        detail["dossier"] = _last_dossier(cursor, issue_id, version - 1)
-    else:
-        made = _dossier(cursor, issue_id, detail, added, at, policy or DossierPolicy())
-        body = made[0].encode()
-        detail["dossier"] = {
-            "key": dossier_key(issue_id, version),
-            "size": len(body),
-            "sha256": hashlib.sha256(body).hexdigest(),
-        }
-    cursor.execute(
-        """
-        INSERT INTO issue_event (issue_id, version, type, detail, dossier)
-        VALUES (%s, %s, %s, %s, %s)
-        ON CONFLICT (issue_id, version) DO NOTHING
-        RETURNING 1
-        """,
-        (issue_id, version, event_type, Json(fit_detail(detail)), made and made[0]),
-    )
-    if made is not None and cursor.fetchone() is not None:
-        _remember_read(cursor, issue_id, version, made[1])
-
-
 def as_published(detail: dict[str, Any], bucket: str) -> dict[str, Any]:
     """The detail as the relay publishes it: its dossier's reference names the bucket the
     dossier was written to (an event written before dossiers: as it is)."""
@@ -163,97 +109,37 @@ def as_published(detail: dict[str, Any], bucket: str) -> dict[str, Any]:
     return {**detail, "dossier": {**reference, "bucket": bucket}}
 
 
+def dossier_json(made: Mapping[str, Any]) -> str:
+    """A dossier as it is kept and published: compact JSON, keys sorted, UTF-8 text."""
+    return json.dumps(made, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
 def dossier_key(issue_id: int, version: int) -> str:
     """Where a version's dossier is kept in the dossier bucket: derived from its event id."""
     return f"issues/{issue_id}/v{version}.json"
 
 
-def _last_dossier(cursor: Any, issue_id: int, version: int) -> dict[str, Any]:
-    """The reference an earlier version's event carries to its dossier (its key alone when the
-    event was forgotten or written before dossiers)."""
+def last_dossier(cursor: Any, issue_id: int, version: int) -> dict[str, Any] | None:
+    """The reference the last version's event carries to its dossier: None when that event
+    was written before dossiers; its key alone when it was forgotten (KEEP_PUBLISHED after
+    its publishing: its dossier was written, unless an earlier release made it)."""
     cursor.execute(
         "SELECT detail -> 'dossier' FROM issue_event WHERE issue_id = %s AND version = %s",
         (issue_id, version),
     )
     row = cursor.fetchone()
-    known = row[0] if row is not None and row[0] else {}
-    return {"key": dossier_key(issue_id, version), "size": None, "sha256": None} | known
+    if row is not None:
+        return dict(row[0]) if row[0] else None
+    return {"key": dossier_key(issue_id, version), "size": None, "sha256": None}
 
 
-# An issue's articles as its dossier reads them (a text's first READ_CHARS at most).
-_ISSUE_ARTICLES = """
-    SELECT a.id, a.source, a.title, a.origin_url, a.published_at, a.collected_at,
-           e.status, e.reason, left(e.text, %s), e.copy_of, e.copy_reason
-    FROM raw_article a LEFT JOIN article_extraction e ON e.article_id = a.id
-    WHERE a.issue_id = %s
-    ORDER BY a.id
-"""
-
-
-def _dossier(
-    cursor: Any,
-    issue_id: int,
-    detail: Mapping[str, Any],
-    added: Sequence[int],
-    at: datetime,
-    policy: DossierPolicy,
-) -> tuple[str, dict[int, list[dossier.Fingerprint]]]:
-    """The version's dossier as the JSON it is kept and published as, and the fingerprints of
-    the texts it read first."""
-    from newsdesk.core import dossier
-
-    cursor.execute(_ISSUE_ARTICLES, (dossier.READ_CHARS, issue_id))
-    articles = [dossier.Article(*row) for row in cursor.fetchall()]
-    issue = dossier.Issue(
-        issue_id,
-        int(detail["version"]),
-        str(detail["state"]),
-        str(detail["category"]),
-        datetime.fromisoformat(detail["first_article_at"]),
-        datetime.fromisoformat(detail["last_article_at"]),
-    )
-    built = dossier.build(
-        issue,
-        articles,
-        at=at,
-        centrality=policy.centrality,
-        read_before=_read_before(cursor, issue_id),
-        added=added,
-        max_chars=policy.max_chars,
-    )
-    return dossier.as_json(built.dossier), built.read
-
-
-def _read_before(cursor: Any, issue_id: int) -> dict[int, list[dossier.Fingerprint]]:
-    """The fingerprints of the texts the issue's earlier versions read, by article."""
-    from newsdesk.core import dossier
-
-    cursor.execute(
-        "SELECT article_id, fingerprints FROM issue_text_read WHERE issue_id = %s", (issue_id,)
-    )
-    return {
-        int(article_id): [
-            dossier.Fingerprint(frozenset(shingles), frozenset(numbers))
-            for shingles, numbers in prints
-        ]
-        for article_id, prints in cursor.fetchall()
-    }
-
-
-def _remember_read(
-    cursor: Any, issue_id: int, version: int, read: Mapping[int, list[dossier.Fingerprint]]
-) -> None:
-    for article_id, prints in sorted(read.items()):
-        cursor.execute(
-            "INSERT INTO issue_text_read (issue_id, article_id, version, fingerprints) "
-            "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-            (
-                issue_id,
-                article_id,
-                version,
-                Json([[sorted(p.shingles), sorted(p.numbers)] for p in prints]),
-            ),
-        )
+def detail_as_seen(
+    cursor: Any, issue_id: int, added: Sequence[int], at: datetime
+) -> dict[str, Any]:
+    """The detail of the issue's current version, as this transaction sees it (unbounded:
+    ``fit_detail`` bounds it)."""
+    cursor.execute(_ISSUE_AS_SEEN, (issue_id,))
+    return _detail(issue_id, cursor.fetchone(), added, at)
 
 
 def _detail(
@@ -356,8 +242,16 @@ class IssueEventStore:
         batch = relay_batch(self._database, outbox, sending, at, limit, after)
         return EventBatch(batch.rows, batch.sent, batch.refused, batch.stopped, outbox.given_up)
 
-    def events(self, since: datetime | None = None, limit: int = 100) -> list[IssueEvent]:
-        """The newest events (written since ``since``), oldest first."""
+    def events(
+        self,
+        since: datetime | None = None,
+        limit: int = 100,
+        before: tuple[datetime, int, int] | None = None,
+    ) -> list[IssueEvent]:
+        """The newest events (written since ``since``; older than ``before``, an event's
+        ``(created_at, issue_id, version)``: the page after one that ended there), oldest
+        first."""
+        at, issue, version = before if before is not None else (None, None, None)
         with self._database.transaction() as cursor:
             cursor.execute(
                 """
@@ -365,12 +259,14 @@ class IssueEventStore:
                     SELECT issue_id, version, type, detail, created_at, published_at, attempts,
                            last_error
                     FROM issue_event
-                    WHERE %(since)s::timestamptz IS NULL OR created_at >= %(since)s
+                    WHERE (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
+                      AND (%(at)s::timestamptz IS NULL
+                           OR (created_at, issue_id, version) < (%(at)s, %(issue)s, %(version)s))
                     ORDER BY created_at DESC, issue_id DESC, version DESC
                     LIMIT %(limit)s
                 ) newest ORDER BY created_at, issue_id, version
                 """,
-                {"since": since, "limit": limit},
+                {"since": since, "limit": limit, "at": at, "issue": issue, "version": version},
             )
             return [IssueEvent(*row) for row in cursor.fetchall()]
 

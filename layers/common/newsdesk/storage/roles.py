@@ -17,7 +17,8 @@ from newsdesk.core.errors import SettingsError
 from newsdesk.storage.database import Database
 
 WORKER, EXTRACTOR, CLUSTER = "newsdesk_worker", "newsdesk_extractor", "newsdesk_cluster"
-ROLES = (WORKER, EXTRACTOR, CLUSTER)
+READER = "newsdesk_reader"  # the read-only function's (issue 40, migration 0015)
+ROLES = (WORKER, EXTRACTOR, CLUSTER, READER)
 
 
 def set_passwords(database: Database, secrets: Iterable[Mapping[str, Any]]) -> list[str]:

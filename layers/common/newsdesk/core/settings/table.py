@@ -29,9 +29,10 @@ WORKER = "WorkerFunction"
 EXTRACTOR = "ExtractorFunction"
 CLUSTER = "ClusterFunction"
 MIGRATE = "MigrateFunction"
-FUNCTIONS = (FANOUT, WORKER, EXTRACTOR, CLUSTER, MIGRATE)
+READ = "ReadFunction"  # the operator's read commands on a deployed stack (issue 40)
+FUNCTIONS = (FANOUT, WORKER, EXTRACTOR, CLUSTER, MIGRATE, READ)
 FETCHING = (WORKER, EXTRACTOR)  # they send requests: the fetch policy, the operator's contact
-DATABASE_USERS = (WORKER, EXTRACTOR, CLUSTER, MIGRATE)
+DATABASE_USERS = (WORKER, EXTRACTOR, CLUSTER, MIGRATE, READ)
 
 _ROW = "newsdesk.setting"  # the key of a row in its field's metadata
 
