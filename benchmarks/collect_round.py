@@ -40,8 +40,9 @@ import psycopg2.extras
 from newsdesk.core.report import totals
 from newsdesk.core.settings import Settings
 from newsdesk.core.sources import Feed
-from newsdesk_local.driver import WORKER, pool_of, run_collect_round
 from newsdesk_local.feedserver import FeedServer, Route
+from newsdesk_local.invocations import WORKER, pool_of
+from newsdesk_local.rounds import run_collect_round
 from newsdesk_local.seed_reference import SEED_TABLE, seed_collect
 from newsdesk_local.services import LocalServices
 

@@ -39,10 +39,11 @@ from newsdesk.storage.database import Database, database_from
 from newsdesk.storage.migrate import migrate
 from newsdesk.storage.roles import CLUSTER, EXTRACTOR, READER, WORKER
 from newsdesk_local.demo import dated_recently
+from newsdesk_local.emulator import moto_server
 from newsdesk_local.feedserver import FeedServer, Route
 from newsdesk_local.infrastructure import REGION, Infrastructure
 from newsdesk_local.pool import context_of
-from newsdesk_local.services import LocalServices, moto_server
+from newsdesk_local.services import LocalServices
 
 ROOT = Path(__file__).resolve().parent.parent
 # A test that asks for one of these runs against real services (PostgreSQL, moto, a loopback
@@ -416,7 +417,7 @@ EXTRACT_ON = {"EXTRACT_ENABLED": "true", "EXTRACT_HOST_INTERVAL_SECONDS": "0"}
 def extract_all(services: LocalServices, **env: str) -> list[dict[str, Any]]:
     """The article queue drained through one warm extractor container (extraction on, no
     pacing unless ``env`` sets it); every article's report."""
-    from newsdesk_local.driver import drain
+    from newsdesk_local.invocations import drain
 
     handler = container("extract", **{**EXTRACT_ON, **env})
     deliveries = [

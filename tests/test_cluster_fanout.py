@@ -10,7 +10,7 @@ import pytest
 
 from newsdesk.core.messages import ClusterMessage
 from newsdesk.core.times import format_time, utc_now
-from newsdesk_local.driver import sqs_event
+from newsdesk_local.invocations import sqs_event
 from tests.conftest import container, load_event
 from tests.test_cluster_job import NOW, STORIES, store
 

@@ -47,3 +47,18 @@ def test_the_count_is_from_the_def_line_to_the_last_docstring_included(tmp_path:
     )
     # WHEN it is counted, THEN it is five lines (the decorator not counted)
     assert function_lengths(path, tmp_path) == {"sample.py:f": 5}
+
+
+LOCAL = ROOT / "local/newsdesk_local"
+LONGEST_MODULE = 400
+
+
+def test_no_module_of_the_local_runtime_is_over_400_lines() -> None:
+    """Issue 41: the local runtime's rooms split by what they do, as the commands were
+    (services, local_postgres, emulator; invocations, rounds, cluster_runs; demo, demo_site)."""
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted(LOCAL.rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > LONGEST_MODULE
+    }
+    assert long == {}

@@ -21,7 +21,7 @@ from newsdesk_local.commands.dlq import (
     SCHEDULE_DEAD_LETTERS,
 )
 from newsdesk_local.deadletters import TARGET_ATTRIBUTE
-from newsdesk_local.driver import FANOUT, scheduled_event
+from newsdesk_local.invocations import FANOUT, scheduled_event
 from newsdesk_local.services import LocalServices
 from tests.conftest import EXTRACT_ON, article_page, rows
 

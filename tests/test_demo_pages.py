@@ -27,15 +27,13 @@ from newsdesk.collect.decode import decode_feed
 from newsdesk.collect.photo import PhotoFilter
 from newsdesk.core.settings import DEFAULT_PHOTO_TITLE_PATTERNS
 from newsdesk.extract.text import extract_text
-from newsdesk_local.demo import (
+from newsdesk_local.demo import SECOND_ROUND, serve_demo_feeds, serve_second_round
+from newsdesk_local.demo_site import (
     DEMO_ORIGIN,
-    SECOND_ROUND,
     SPECIAL,
     article_paragraphs,
     demo_texts,
     feed_items,
-    serve_demo_feeds,
-    serve_second_round,
 )
 from newsdesk_local.feedserver import FeedServer
 

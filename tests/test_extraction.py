@@ -35,8 +35,8 @@ from newsdesk.storage.extractions import (
     OutboxRow,
 )
 from newsdesk.storage.issue_lists import list_issues
-from newsdesk_local.driver import drain_extractor
 from newsdesk_local.feedserver import Route
+from newsdesk_local.rounds import drain_extractor
 from tests.conftest import (
     BODY,
     CONTACT,

@@ -15,10 +15,11 @@ from newsdesk.core.errors import InfrastructureError
 from newsdesk.core.messages import ArticleMessage
 from newsdesk.core.settings import Settings
 from newsdesk_local import moto_process
-from newsdesk_local.driver import WORKER, drain, pool_of
+from newsdesk_local.emulator import RESPONSE_LINE, RESPONSE_PATH, listen
 from newsdesk_local.infrastructure import LAMBDA_ROOT, Infrastructure
+from newsdesk_local.invocations import WORKER, drain, pool_of
 from newsdesk_local.pool import context_of
-from newsdesk_local.services import RESPONSE_LINE, RESPONSE_PATH, LocalServices, listen
+from newsdesk_local.services import LocalServices
 from tests.conftest import ROOT
 
 # its tests start servers or processes of their own (tests/conftest.py)

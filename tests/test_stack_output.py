@@ -14,7 +14,8 @@ import pytest
 import requests
 
 from newsdesk.core.messages import ArticleMessage, OutletMessage
-from newsdesk_local.demo import DEMO_ORIGIN, serve_demo_feeds
+from newsdesk_local.demo import serve_demo_feeds
+from newsdesk_local.demo_site import DEMO_ORIGIN
 from newsdesk_local.feedserver import FeedServer
 from newsdesk_local.infrastructure import Infrastructure
 from newsdesk_local.stack import (

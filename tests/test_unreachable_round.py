@@ -29,8 +29,8 @@ from newsdesk.core.schedule import FeedState, OutletState, SchedulePolicy
 from newsdesk.core.times import format_time
 from newsdesk_local.cli import main
 from newsdesk_local.commands import collect
-from newsdesk_local.driver import IDLE_SECONDS, drain
 from newsdesk_local.feedserver import FeedServer, Route
+from newsdesk_local.invocations import IDLE_SECONDS, drain
 from tests.conftest import INFRASTRUCTURE, InProcess, container, load_event, served_bytes
 from tests.test_cli import environ
 

@@ -149,7 +149,7 @@ class LambdaPool:
         """The containers ended now, their invocations cut off, as Lambda ends a container at
         a shutdown: a command stopped from outside (Ctrl-C reaches them itself, SIGTERM sent to
         the command alone does not) waits for no fetch to finish. Their messages stay on the
-        queue (``driver.drain``)."""
+        queue (``invocations.drain``)."""
         processes = getattr(self._executor, "_processes", None) or {}
         for process in list(processes.values()):
             if process.is_alive():

@@ -37,12 +37,9 @@ from newsdesk.storage.articles import Article, ArticleStore
 from newsdesk.storage.database import Database
 from newsdesk.storage.migrate import migrate
 from newsdesk_local.commands import cluster, context
-from newsdesk_local.services import (
-    FAKE_CREDENTIALS,
-    PG_FOLDER,
-    REAL_CREDENTIALS,
-    moto_server,
-)
+from newsdesk_local.emulator import moto_server
+from newsdesk_local.local_postgres import PG_FOLDER
+from newsdesk_local.services import FAKE_CREDENTIALS, REAL_CREDENTIALS
 
 SOURCE = "replay"  # every replayed article's outlet
 URL = "https://replay.test/{}"  # an article's link, by its key (nothing is fetched)

@@ -2,12 +2,15 @@
 ``{"tables": {logical id: [item, …]}, "queues": {logical id: [{"body", "attributes"}, …]}}``
 (items in DynamoDB's JSON; the queues' messages, the dead letters mostly, for `newsdesk dlq
 redrive`). The local runtime restores them into moto when it starts and writes them back when
-it stops; `newsdesk feeds` reads the tables here, with nothing started, and `newsdesk feeds
-reset` writes them here."""
+it stops (a queue's messages taken, each with how often it was received in all, its group and
+id), `newsdesk feeds` reads the tables here, with nothing started, and `newsdesk feeds reset`
+writes them here."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -56,3 +59,45 @@ def store_tables(data_dir: Path, tables: Saved, queues: Saved | None = None) -> 
     state = {"tables": tables, "queues": kept}
     partial.write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
     partial.replace(data_dir / STATE_FILE)
+
+
+# The receives of a message's earlier runs, carried by the message between runs.
+RECEIVES = "newsdesk-receives"
+
+
+def taken_messages(sqs: Any, queue_url: str) -> list[dict[str, Any]]:
+    """Every message of the queue, each deleted once received (the emulator is stopping): a
+    FIFO queue gives no more of a message group while some of it is in flight."""
+    taken: list[dict[str, Any]] = []
+    while True:
+        received = sqs.receive_message(
+            QueueUrl=queue_url,
+            MaxNumberOfMessages=10,
+            MessageAttributeNames=["All"],
+            AttributeNames=["ApproximateReceiveCount", "MessageGroupId", "MessageDeduplicationId"],
+        ).get("Messages", [])
+        if not received:
+            return taken
+        for message in received:
+            sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+        taken += received
+
+
+def saved_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A message as the state file keeps it: body, attributes, how often it was received in
+    all (this save's own receive not counted) and, in a FIFO queue, its group and id."""
+    attributes = dict(message.get("MessageAttributes") or {})
+    earlier = int(attributes.pop(RECEIVES, {}).get("StringValue", 0))
+    receives = earlier + int(message["Attributes"]["ApproximateReceiveCount"]) - 1
+    saved = {"body": message["Body"], "attributes": attributes or None, "receives": receives}
+    if "MessageGroupId" in message["Attributes"]:
+        saved["group"] = message["Attributes"]["MessageGroupId"]
+        saved["deduplication_id"] = message["Attributes"]["MessageDeduplicationId"]
+    return saved
+
+
+def each(action: Callable[[Any], None], items: Sequence[Any]) -> None:
+    """``action`` on every item, a few at a time: each is one round trip to the emulator."""
+    with ThreadPoolExecutor(8) as pool:
+        for _ in pool.map(action, items):
+            pass

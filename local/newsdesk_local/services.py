@@ -11,18 +11,9 @@ two start side by side.
 from __future__ import annotations
 
 import contextlib
-import errno
-import importlib.util
 import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -34,28 +25,39 @@ from newsdesk.aws.clients import operator_client
 from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.settings import Settings
 from newsdesk.storage.database import Database, checked_url
-from newsdesk.storage.migrate import migrate, pending
-from newsdesk_local import pgserver_log
-from newsdesk_local.data_dir import existing, writable
+from newsdesk.storage.migrate import migrate
+from newsdesk_local.data_dir import writable
 from newsdesk_local.deadletters import message_attributes
+from newsdesk_local.emulator import MotoProcess, moto_server
 from newsdesk_local.infrastructure import REGION, Infrastructure, QueueAddress
+from newsdesk_local.local_postgres import pgserver_at
 from newsdesk_local.pool import start_fork_server
-from newsdesk_local.saved_state import load_queues, load_tables, store_tables
+from newsdesk_local.saved_state import (
+    RECEIVES,
+    each,
+    load_queues,
+    load_tables,
+    saved_message,
+    store_tables,
+    taken_messages,
+)
 
 LOG_FILE = "lambda.log"  # every container's output
-# The receives of a message's earlier runs, carried by the message between runs.
-RECEIVES = "newsdesk-receives"
+
+
 BUCKETS_FOLDER = "buckets"  # the buckets' objects between runs, one folder each
-PG_FOLDER = "pg"  # pgserver's
-PG_HANDLES = ".handle_pids.json"  # in it: the pids of the processes using its server
+
+
 # What earlier releases kept: raw bodies here.
 OLD_RAW_FOLDER, OLD_RAW_BUCKET = "raw-bodies", "RawBucket"
+
+
 # moto accepts any key; fixed fake ones, and none of the caller's session, keep real
 # credentials from being sent at all
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+
+
 REAL_CREDENTIALS = ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE")
-# moto_process's, named again: importing it would import moto (a test keeps them equal)
-RESPONSE_PATH, RESPONSE_LINE = "/_newsdesk/cloudformation-response", "cloudformation-response "
 
 
 class LocalServices:
@@ -200,7 +202,7 @@ class LocalServices:
         return url
 
     def _embedded_postgres(self) -> str:
-        self._postgres_server = _pgserver(self.data_dir)
+        self._postgres_server = pgserver_at(self.data_dir)
         return str(self._postgres_server.get_uri())
 
     def _given_aws(self) -> dict[str, str]:
@@ -320,7 +322,7 @@ class LocalServices:
                     Metadata=saved["metadata"],
                 )
 
-            _each(put, sorted(folder.rglob("*.meta.json")))
+            each(put, sorted(folder.rglob("*.meta.json")))
 
     def _requeued(
         self, logical_id: str, message: dict[str, Any]
@@ -356,7 +358,7 @@ class LocalServices:
             ]
         sqs = self.client("sqs")
         queues = {
-            logical_id: [_saved_message(m) for m in _taken(sqs, self.queue_url(logical_id))]
+            logical_id: [saved_message(m) for m in taken_messages(sqs, self.queue_url(logical_id))]
             for logical_id in self.queues
         }
         store_tables(self.data_dir, tables, queues)
@@ -383,252 +385,4 @@ class LocalServices:
             for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket)
             for entry in page.get("Contents", [])
         ]
-        _each(save, [key for key in keys if not (folder / key).exists()])
-
-
-def _pgserver(data_dir: Path) -> Any:
-    pgserver = _pgserver_package()
-    recover_postgres(data_dir / PG_FOLDER)
-    with pgserver_log.starting(data_dir / PG_FOLDER):  # its log off the terminal
-        return pgserver.get_server(data_dir / PG_FOLDER, cleanup_mode="stop")
-
-
-def _pgserver_package() -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
-        try:
-            import pgserver
-
-            pgserver_log.quiet()
-        except ImportError:
-            raise ConfigError(
-                "DATABASE_URL is not set and pgserver is not installed: "
-                "pip install 'newsdesk[local]', or point DATABASE_URL at a PostgreSQL"
-            ) from None
-    return pgserver
-
-
-def clear_folder(folder: Path, keep: str) -> None:
-    """Everything in ``folder`` but ``keep`` removed (the demo starts from nothing), the
-    PostgreSQL a killed run left running on it stopped first: a server whose files are removed
-    keeps running, and pgserver's next start there fails on it."""
-    _pgserver_package()
-    recover_postgres(folder / PG_FOLDER)
-    for entry in folder.iterdir():
-        if entry.name == keep:
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
-
-
-def recover_postgres(folder: Path) -> None:
-    """What a killed run (SIGKILL) left in pgserver's folder, made right before a start.
-    pgserver keeps the pids of the processes that use its server in ``.handle_pids.json`` and
-    stops the server when the last of them lets go: a dead one's pid never goes, and no later
-    command would stop that server. So the pids of processes that are gone are forgotten, and
-    a server that no living process uses — the killed run's orphan — is stopped (PostgreSQL's
-    fast shutdown, ``pg_ctl stop``), so that this start has a server of its own. Under
-    pgserver's lock, which its starts and stops take."""
-    if not folder.is_dir():
-        return
-    folder = folder.resolve()  # as pgserver names it, and its server's command line
-    from pgserver._commands import pg_ctl
-    from pgserver.postgres_server import PostgresServer
-
-    with PostgresServer._lock:
-        handles = folder / PG_HANDLES
-        try:
-            pids = [int(pid) for pid in json.loads(handles.read_text(encoding="utf-8"))]
-        except (OSError, ValueError, TypeError):
-            pids = []
-        living = [pid for pid in pids if _alive(pid)]
-        if living != pids:
-            handles.write_text(json.dumps(living), encoding="utf-8")
-        orphan = _postmaster(folder)
-        if living or orphan is None:
-            return
-        try:
-            user = "pgserver" if os.geteuid() == 0 else None  # as pgserver runs it as root
-            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=folder, user=user, timeout=60)
-        except (subprocess.SubprocessError, OSError):
-            raise InfrastructureError(
-                f"the PostgreSQL of an earlier run in {folder} (pid {orphan}) did not stop: "
-                f"stop it (kill {orphan}) and try again"
-            ) from None
-
-
-def _postmaster(folder: Path) -> int | None:
-    """The pid of a PostgreSQL running on ``folder`` (its postmaster.pid's), if one is: a
-    process of that pid that is not a postgres of this folder (the pid reused since) is not."""
-    import psutil  # type: ignore[import-untyped]  # pgserver's own dependency
-
-    try:
-        lines = (folder / "postmaster.pid").read_text(encoding="utf-8").splitlines()
-        command = psutil.Process(int(lines[0])).cmdline()
-    except (OSError, ValueError, IndexError, psutil.Error):
-        return None
-    if not command or Path(command[0]).name != "postgres" or str(folder) not in command:
-        return None
-    return int(lines[0])
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's: alive
-        return True
-    return True
-
-
-@contextlib.contextmanager
-def read_only_database(settings: Settings) -> Iterator[Database | None]:
-    """PostgreSQL for a command that only reads it: ``DATABASE_URL``, else the embedded one
-    if a run has made it (None if none has: nothing is stored). No AWS, no migrations, no
-    folder created; a schema behind this release's, or a data folder that does not exist or
-    cannot be read, is a configuration error."""
-    server = None
-    url = checked_url(settings.database_url) if settings.database_url else None
-    if url is None:
-        if not (existing(settings.data_dir) / PG_FOLDER).is_dir():
-            yield None
-            return
-        writable(settings.data_dir)  # the embedded PostgreSQL writes there even to be read
-        server = _pgserver(settings.data_dir)
-        url = str(server.get_uri())
-    database = Database(lambda: url)
-    try:
-        behind = pending(database)
-        if behind:
-            raise ConfigError(
-                f"the database's schema is behind this release ({', '.join(behind)} not "
-                "applied): run `newsdesk migrate`"
-            )
-        yield database
-    finally:
-        database.close()
-        if server is not None:
-            server.cleanup()
-
-
-def _taken(sqs: Any, queue_url: str) -> list[dict[str, Any]]:
-    """Every message of the queue, each deleted once received (the emulator is stopping): a
-    FIFO queue gives no more of a message group while some of it is in flight."""
-    taken: list[dict[str, Any]] = []
-    while True:
-        received = sqs.receive_message(
-            QueueUrl=queue_url,
-            MaxNumberOfMessages=10,
-            MessageAttributeNames=["All"],
-            AttributeNames=["ApproximateReceiveCount", "MessageGroupId", "MessageDeduplicationId"],
-        ).get("Messages", [])
-        if not received:
-            return taken
-        for message in received:
-            sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
-        taken += received
-
-
-def _saved_message(message: dict[str, Any]) -> dict[str, Any]:
-    """A message as the state file keeps it: body, attributes, how often it was received in
-    all (this save's own receive not counted) and, in a FIFO queue, its group and id."""
-    attributes = dict(message.get("MessageAttributes") or {})
-    earlier = int(attributes.pop(RECEIVES, {}).get("StringValue", 0))
-    receives = earlier + int(message["Attributes"]["ApproximateReceiveCount"]) - 1
-    saved = {"body": message["Body"], "attributes": attributes or None, "receives": receives}
-    if "MessageGroupId" in message["Attributes"]:
-        saved["group"] = message["Attributes"]["MessageGroupId"]
-        saved["deduplication_id"] = message["Attributes"]["MessageDeduplicationId"]
-    return saved
-
-
-def _each(action: Callable[[Any], None], items: Sequence[Any]) -> None:
-    """``action`` on every item, a few at a time: each is one round trip to the emulator."""
-    with ThreadPoolExecutor(8) as pool:
-        for _ in pool.map(action, items):
-            pass
-
-
-@dataclass
-class MotoProcess:
-    """moto's server in a process of its own: every container's AWS calls meet there, and in
-    the runtime's own process they would queue behind its threads for the one interpreter
-    lock. Its address is known at once (the listening socket is made here and handed over),
-    so clients can be built while it starts; it serves once ``wait_ready`` returns, and lives
-    until its standard input closes, so it ends with the runtime however that ends."""
-
-    url: str
-    process: subprocess.Popen[str]
-
-    def wait_ready(self) -> None:
-        assert self.process.stdout is not None
-        if self.process.stdout.readline().strip() != "ready":
-            raise InfrastructureError(f"moto's server did not start (exit {self.process.wait()})")
-
-    def cloudformation_responses(self) -> Iterator[dict[str, Any]]:
-        """The custom-resource responses it receives, as they come (``{"path", "body"}``),
-        until it stops; for a server started with ``cloudformation_responses``, after
-        ``wait_ready``."""
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            if line.startswith(RESPONSE_LINE):
-                response: dict[str, Any] = json.loads(line.removeprefix(RESPONSE_LINE))
-                yield response
-
-
-def listen(address: str, port: int) -> socket.socket:
-    """A listening TCP socket on an IPv4 ``address`` and ``port`` (0: a free one); a port in
-    use or an address not of this machine is an InfrastructureError naming them."""
-    try:
-        return socket.create_server((address, port), backlog=128)
-    except OSError as e:
-        reason = "in use" if e.errno == errno.EADDRINUSE else e.strerror or str(e)
-        raise InfrastructureError(f"cannot listen on {address}:{port}: {reason}") from None
-
-
-def client_host(address: str) -> str:
-    """The address to reach a server listening on ``address`` from this machine."""
-    return "127.0.0.1" if address in ("0.0.0.0", "") else address  # noqa: S104
-
-
-@contextlib.contextmanager
-def moto_server(
-    address: str = "127.0.0.1", port: int = 0, *, cloudformation_responses: bool = False
-) -> Iterator[MotoProcess]:
-    if importlib.util.find_spec("moto") is None:
-        raise ConfigError(
-            "AWS_ENDPOINT_URL is not set and moto is not installed: "
-            "pip install 'newsdesk[local]', or point AWS_ENDPOINT_URL at an AWS emulator"
-        )
-    flags = ["--cloudformation-responses"] if cloudformation_responses else []
-    with listen(address, port) as listener:
-        process = subprocess.Popen(  # noqa: S603  (this interpreter, a module of ours)
-            [
-                sys.executable,
-                "-m",
-                "newsdesk_local.moto_process",
-                str(listener.fileno()),
-                *flags,
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            pass_fds=(listener.fileno(),),
-            # out of the terminal's process group: Ctrl-C stops the command, which saves the
-            # state through moto before closing its input
-            start_new_session=True,
-        )
-        port = listener.getsockname()[1]
-    assert process.stdin is not None
-    try:
-        yield MotoProcess(f"http://{client_host(address)}:{port}", process)
-    finally:
-        process.stdin.close()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        each(save, [key for key in keys if not (folder / key).exists()])

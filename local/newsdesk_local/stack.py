@@ -40,10 +40,11 @@ from urllib.parse import urlsplit
 
 from newsdesk.core.errors import ConfigError, InfrastructureError
 from newsdesk.core.settings import LOCAL_CONTACT, Settings
-from newsdesk_local.demo import DEMO_ORIGIN
+from newsdesk_local.demo_site import DEMO_ORIGIN
+from newsdesk_local.emulator import RESPONSE_PATH, client_host, listen
 from newsdesk_local.folder_lock import FolderLock
 from newsdesk_local.infrastructure import REGION, Infrastructure
-from newsdesk_local.services import RESPONSE_PATH, LocalServices, client_host, listen
+from newsdesk_local.services import LocalServices
 
 CONTAINER_HOST = "host.docker.internal"
 AWS_PORT, POSTGRES_PORT = 4566, 55432  # the defaults; infra/env.example.json names them

@@ -7,6 +7,7 @@ is a module here and a line there, and a section of docs/commands.md (``make doc
 
 ``arguments`` holds the argument types they share, ``context`` what they run against (the
 environment, the sources, the local runtime). A command's work lives below it: the local
-runtime (``newsdesk_local.driver``, ``services``), the tools (``feeds``, ``feedcheck``,
-``deadletters``, ``stack``, ``demo``), the runtime's own (``newsdesk.collect.reparse``,
+runtime (``newsdesk_local.invocations``, ``rounds``, ``cluster_runs``, ``services``), the
+tools (``feeds``, ``feedcheck``, ``deadletters``, ``stack``, ``demo``), the runtime's own
+(``newsdesk.collect.reparse``,
 ``newsdesk.extract.reextract``)."""

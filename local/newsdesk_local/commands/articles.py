@@ -36,7 +36,7 @@ def add(commands: arguments.Commands) -> None:
 
 def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk.storage.extractions import ArticleRow, ExtractionStore
-    from newsdesk_local.services import read_only_database
+    from newsdesk_local.local_postgres import read_only_database
 
     settings = Settings.from_env(env)
     since = args.since or utc_now() - timedelta(hours=24)

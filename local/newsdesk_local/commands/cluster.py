@@ -41,9 +41,10 @@ def add(commands: arguments.Commands) -> None:
 
 def cluster(env: dict[str, str], at: datetime | None = None) -> dict[str, Any]:
     """One pass as `newsdesk cluster [--at AT]` makes it, with ``env`` as its environment: the
-    cluster function's answer (``newsdesk_local.driver.run_cluster``: the categories' runs
+    cluster function's answer (``newsdesk_local.cluster_runs.run_cluster``: the categories' runs
     summed). With ``at``, a replay's: the window ends then, later articles unseen."""
-    from newsdesk_local.driver import run_cluster, scheduled_event
+    from newsdesk_local.cluster_runs import run_cluster
+    from newsdesk_local.invocations import scheduled_event
 
     event = scheduled_event(at or datetime.now(UTC))
     if at is not None:

@@ -31,10 +31,10 @@ from newsdesk_local.output import (
 )
 
 if TYPE_CHECKING:
-    from newsdesk_local.driver import FailedMessage, RoundResult
+    from newsdesk_local.rounds import FailedMessage, RoundResult
 
 # The longest a terminal goes without a line while a round waits (a hanging network): with the
-# driver's IDLE_SECONDS between two looks, a line at least every 5 s.
+# invocations' IDLE_SECONDS between two looks, a line at least every 5 s.
 HEARTBEAT_SECONDS = 4.0
 
 
@@ -63,7 +63,7 @@ def add(commands: arguments.Commands) -> None:
 
 
 def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
-    from newsdesk_local.driver import run_collect_round
+    from newsdesk_local.rounds import run_collect_round
 
     if args.sources is not None:
         env["SOURCES_PATH"] = str(args.sources.resolve())

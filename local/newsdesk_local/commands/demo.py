@@ -23,8 +23,8 @@ from newsdesk_local.output import EXIT_OK, dump, plural
 if TYPE_CHECKING:
     from newsdesk.core.sources import Outlet
     from newsdesk.storage.issue_events import IssueEvent
-    from newsdesk_local.driver import RoundResult
     from newsdesk_local.feedserver import FeedServer
+    from newsdesk_local.rounds import RoundResult
 
 
 @dataclass
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk_local.data_dir import remember_sources, writable
     from newsdesk_local.demo import serve_demo_feeds, write_sources
     from newsdesk_local.feedserver import FeedServer
-    from newsdesk_local.services import clear_folder
+    from newsdesk_local.local_postgres import clear_folder
 
     data_dir = writable(Settings.from_env(env).data_dir) / "demo"
     with FolderLock(data_dir, "newsdesk demo"), FeedServer() as server:
@@ -159,8 +159,10 @@ def two_rounds(
     stored. ``live`` is shown each part as it is done."""
     from newsdesk.storage.issue_events import UPDATED, IssueEventStore, kept_dossier
     from newsdesk.storage.issue_lists import list_issues
+    from newsdesk_local.cluster_runs import run_cluster
     from newsdesk_local.demo import serve_second_round
-    from newsdesk_local.driver import run_cluster, run_collect_round, scheduled_event
+    from newsdesk_local.invocations import scheduled_event
+    from newsdesk_local.rounds import run_collect_round
 
     if live is not None:
         live.note(collect.STARTING)

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
 def redrive_articles(runtime: LocalServices, out: TextIO) -> int:
     """The article dead letters back to the article queue, then the extractor drains it."""
     from newsdesk_local import deadletters
-    from newsdesk_local.driver import drain_extractor
+    from newsdesk_local.rounds import drain_extractor
 
     source, target = runtime.queue_url(ARTICLE_DEAD_LETTERS), runtime.queue_url(ARTICLE_QUEUE)
     redrive = deadletters.move_articles_back(runtime.client("sqs"), source, target, time.time())
@@ -75,7 +75,8 @@ def redrive_to_worker(runtime: LocalServices, queue: str, out: TextIO) -> int:
     """The outlet dead letters back to the outlet queue, or the schedules' events to their
     functions (a fan-out sends the worker messages); then the worker drains its queue."""
     from newsdesk_local import deadletters
-    from newsdesk_local.driver import drain_worker, invoke_function
+    from newsdesk_local.invocations import invoke_function
+    from newsdesk_local.rounds import drain_worker
 
     sqs = runtime.client("sqs")
     if queue == "outlet":

@@ -35,7 +35,7 @@ def add(commands: arguments.Commands) -> None:
 
 def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk.storage.issue_events import dossier_json, kept_dossier
-    from newsdesk_local.services import read_only_database
+    from newsdesk_local.local_postgres import read_only_database
 
     settings = Settings.from_env(env)
     if args.stack:

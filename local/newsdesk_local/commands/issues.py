@@ -33,7 +33,7 @@ def add(commands: arguments.Commands) -> None:
 
 def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk.storage.issue_lists import list_issues, top_issues
-    from newsdesk_local.services import read_only_database
+    from newsdesk_local.local_postgres import read_only_database
 
     settings = Settings.from_env(env)
     if args.stack:

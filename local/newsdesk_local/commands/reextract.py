@@ -52,7 +52,7 @@ def reextract_pages(runtime: LocalServices, args: argparse.Namespace) -> Reextra
     from newsdesk.extract.extractor import ExtractPolicy, PageExtractor
     from newsdesk.extract.reextract import reextract
     from newsdesk.storage.extractions import ExtractionStore
-    from newsdesk_local.driver import EXTRACTOR
+    from newsdesk_local.invocations import EXTRACTOR
 
     function_env = runtime.function_env(EXTRACTOR)
     settings = Settings.from_env(function_env)

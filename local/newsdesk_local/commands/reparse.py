@@ -37,7 +37,7 @@ def run(args: argparse.Namespace, env: dict[str, str], out: TextIO) -> int:
     from newsdesk.collect.collector import EntryFilter
     from newsdesk.collect.reparse import reparse
     from newsdesk.storage.articles import ArticleStore
-    from newsdesk_local.driver import WORKER
+    from newsdesk_local.invocations import WORKER
 
     settings = Settings.from_env(env)
     with context.runtime(env, "reparse") as runtime:
