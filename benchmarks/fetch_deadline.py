@@ -30,27 +30,7 @@ from typing import Any
 from newsdesk.collect.fetch import FetchPolicy, fetch
 from newsdesk.core.errors import FeedError
 from newsdesk.core.settings import LOCAL_CONTACT, user_agent_for
-from newsdesk_local.feedserver import FeedServer, Route
-
-
-@contextlib.contextmanager
-def unreachable_port() -> Iterator[int]:
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(0)
-    port = listener.getsockname()[1]
-    fillers = []
-    for _ in range(3):
-        filler = socket.socket()
-        filler.setblocking(False)
-        with contextlib.suppress(BlockingIOError):
-            filler.connect(("127.0.0.1", port))
-        fillers.append(filler)
-    try:
-        yield port
-    finally:
-        for sock in (*fillers, listener):
-            sock.close()
+from newsdesk_local.feedserver import FeedServer, Route, unreachable_port
 
 
 @contextlib.contextmanager

@@ -3,7 +3,6 @@ server on 127.0.0.1 for SQS and DynamoDB, and a feed server on 127.0.0.1."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
 import os
@@ -40,7 +39,7 @@ from newsdesk.storage.migrate import migrate
 from newsdesk.storage.roles import CLUSTER, EXTRACTOR, READER, WORKER
 from newsdesk_local.demo import dated_recently
 from newsdesk_local.emulator import moto_server
-from newsdesk_local.feedserver import FeedServer, Route
+from newsdesk_local.feedserver import FeedServer, Route, unreachable_port
 from newsdesk_local.infrastructure import REGION, Infrastructure
 from newsdesk_local.pool import context_of
 from newsdesk_local.services import LocalServices
@@ -520,17 +519,5 @@ def unused_port() -> Iterator[int]:
 @pytest.fixture
 def unreachable() -> Iterator[int]:
     """A port on 127.0.0.1 that never completes a handshake: its listener's queue is full."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(0)
-    port = listener.getsockname()[1]
-    fillers = []
-    for _ in range(3):
-        filler = socket.socket()
-        filler.setblocking(False)
-        with contextlib.suppress(BlockingIOError):
-            filler.connect(("127.0.0.1", port))
-        fillers.append(filler)
-    yield port
-    for sock in (*fillers, listener):
-        sock.close()
+    with unreachable_port() as port:
+        yield port

@@ -22,14 +22,14 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from newsdesk.core.settings import Settings
-from newsdesk.core.times import format_time, utc_now
+from newsdesk.core.times import format_time, parse_time, utc_now
 from newsdesk.storage.database import Database, database_from
 from newsdesk.storage.extractions import ExtractionStore
 from newsdesk.storage.issue_events import IssueEventStore, kept_dossier
@@ -148,7 +148,6 @@ def _time(value: Any) -> datetime | None:
     if value is None:
         return None
     try:
-        at = datetime.fromisoformat(str(value))
+        return parse_time(str(value))
     except ValueError:
         raise RequestError(f"not an ISO 8601 time: {value!r}") from None
-    return at if at.tzinfo else at.replace(tzinfo=UTC)

@@ -1,12 +1,15 @@
 """A feed server on 127.0.0.1 for the demo and the tests: files, error statuses, and servers
-that hang or trickle, with a count of the requests each path received."""
+that hang or trickle, with a count of the requests each path received; and a loopback port
+that never answers a connection (``unreachable_port``)."""
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -177,3 +180,25 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+
+@contextlib.contextmanager
+def unreachable_port() -> Iterator[int]:
+    """A port on 127.0.0.1 that never completes a handshake: its listener's queue is full, so a
+    connection to it waits until the client's own timeout (a network that drops packets)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(3):
+        filler = socket.socket()
+        filler.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            filler.connect(("127.0.0.1", port))
+        fillers.append(filler)
+    try:
+        yield port
+    finally:
+        for sock in (*fillers, listener):
+            sock.close()
