@@ -42,6 +42,7 @@ from newsdesk.cluster.vectors import (
     product_rows,
     representatives,
     self_similarity,
+    to_own_groups,
     without_common,
 )
 
@@ -434,9 +435,14 @@ class _Pass:
                     grown.append(members)
             elif len(members) >= min_size:
                 kept.append(members)
-        for members, chosen in zip(kept, representatives(self.vectors, kept), strict=True):
-            assignment.groups.append(Group(members, chosen, leader=members[0]))
-        return replace(assignment, centrality=centrality(self.vectors, kept + grown))
+        # each member's similarity summed over its group, once: the new groups' representatives
+        # and every member's centrality (an issue's dossier reads it) both come from it
+        everyone = kept + grown
+        summed = to_own_groups(self.vectors, everyone) if everyone else np.zeros(0)
+        chosen = representatives(self.vectors, kept, summed[: sum(map(len, kept))])
+        for members, representative in zip(kept, chosen, strict=True):
+            assignment.groups.append(Group(members, representative, leader=members[0]))
+        return replace(assignment, centrality=centrality(self.vectors, everyone, summed))
 
 
 class _Neighbours:

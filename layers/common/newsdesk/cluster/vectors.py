@@ -221,25 +221,32 @@ def to_own_groups(vectors: Similar, groups: Sequence[Sequence[int]]) -> np.ndarr
     return np.asarray(vectors[members].multiply(sums[group]).sum(axis=1)).ravel()
 
 
-def centrality(vectors: Similar, groups: Sequence[Sequence[int]]) -> dict[int, float]:
+def centrality(
+    vectors: Similar, groups: Sequence[Sequence[int]], summed: np.ndarray | None = None
+) -> dict[int, float]:
     """Each member of a group of two or more: its mean similarity to the group's other
-    members."""
-    groups = [g for g in groups if len(g) > 1]
+    members. ``summed``: ``to_own_groups(vectors, groups)``, when the caller has it."""
     if not groups:
         return {}
+    summed = to_own_groups(vectors, groups) if summed is None else summed
     members = np.concatenate([np.asarray(g, dtype=np.int64) for g in groups])
-    others = np.repeat([len(g) - 1 for g in groups], [len(g) for g in groups])
-    mean = (to_own_groups(vectors, groups) - self_similarity(vectors)[members]) / others
-    return {int(i): round(float(m), 6) for i, m in zip(members, mean, strict=True)}
+    sizes = np.repeat([len(g) for g in groups], [len(g) for g in groups])
+    many = sizes > 1
+    mean = (summed - self_similarity(vectors)[members])[many] / (sizes[many] - 1)
+    return {int(i): round(float(m), 6) for i, m in zip(members[many], mean, strict=True)}
 
 
-def representatives(vectors: Similar, groups: Sequence[Sequence[int]]) -> list[int]:
+def representatives(
+    vectors: Similar, groups: Sequence[Sequence[int]], summed: np.ndarray | None = None
+) -> list[int]:
     """``representative`` of each group, at once: the member with the highest similarity
-    summed over its group (``to_own_groups``; the first of equals, to 9 decimals, wins)."""
+    summed over its group (``to_own_groups``, or ``summed`` when the caller has it; the first
+    of equals, to 9 decimals, wins)."""
     if not groups:
         return []
+    summed = to_own_groups(vectors, groups) if summed is None else summed
     # equal by any order of summing, to 9 decimals: the first wins
-    score = np.round(to_own_groups(vectors, groups), 9)
+    score = np.round(summed, 9)
     chosen = []
     start = 0
     for g in groups:
