@@ -5,6 +5,7 @@ feeds a queue as the event source mapping would (batch size, partial failures, r
 import json
 import os
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +16,13 @@ from newsdesk.core.errors import InfrastructureError
 from newsdesk.core.messages import ArticleMessage
 from newsdesk.core.settings import Settings
 from newsdesk_local import moto_process
-from newsdesk_local.emulator import RESPONSE_LINE, RESPONSE_PATH, listen
+from newsdesk_local.emulator import (
+    RESPONSE_LINE,
+    RESPONSE_PATH,
+    SAVE_COMMAND,
+    SAVED_LINE,
+    listen,
+)
 from newsdesk_local.infrastructure import LAMBDA_ROOT, Infrastructure
 from newsdesk_local.invocations import WORKER, drain, pool_of
 from newsdesk_local.pool import context_of
@@ -192,6 +199,58 @@ def test_an_earlier_releases_data_folder_is_taken_over(postgres_url, tmp_path):
     assert len(saved["tables"]["StateTable"]) == len(release["state_items"])
 
 
+def test_the_emulators_process_saves_a_bucket_as_get_object_did_and_it_comes_back(
+    postgres_url, tmp_path
+):
+    # GIVEN the embedded moto's raw bucket with objects as the worker stores them, and others
+    environ = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
+    settings = Settings(data_dir=tmp_path / "data", database_url=postgres_url)
+    metadata = {"source": "yna", "final-url": "https%3A%2F%2Fx.test%2Ff", "Upper": "a b"}
+    with LocalServices(settings, environ, containers=False) as services:
+        assert services.moto is not None
+        bucket = services.function_env(WORKER)["RAW_BUCKET"]
+        s3 = services.client("s3")
+        s3.put_object(
+            Bucket=bucket,
+            Key="yna/abc/2026-12-01/body.xml.gz",
+            Body=b"gzip bytes",
+            ContentType="application/gzip",
+            Metadata=metadata,
+        )
+        s3.put_object(Bucket=bucket, Key="plain", Body=b"")
+        s3.put_object(Bucket=bucket, Key="한국/기사 1+2.xml", Body=b"\x00\xff")
+        s3.put_object(Bucket=bucket, Key="gone", Body=b"x")
+        s3.delete_object(Bucket=bucket, Key="gone")
+        # WHEN its process writes them, and the GetObject path writes them elsewhere
+        services._fetch_bucket(bucket, tmp_path / "fetched")
+        saved = services.moto.save_bucket(bucket, tmp_path / "saved")
+        # THEN the same files, byte for byte; a second time, nothing (they are there already)
+        assert saved == 3
+        assert files(tmp_path / "saved") == files(tmp_path / "fetched")
+        assert len(files(tmp_path / "saved")) == 6
+        assert services.moto.save_bucket(bucket, tmp_path / "saved") == 0
+        with pytest.raises(InfrastructureError, match="cannot save no-such-bucket: LookupError"):
+            services.moto.save_bucket("no-such-bucket", tmp_path / "saved")
+    # AND once the runtime has stopped (saving them) and started again, they are there again
+    assert files(settings.data_dir / "buckets/RawBucket") == files(tmp_path / "saved")
+    with LocalServices(settings, environ, containers=False) as services:
+        stored = services.client("s3").get_object(
+            Bucket=bucket, Key="yna/abc/2026-12-01/body.xml.gz"
+        )
+        keys = services.client("s3").list_objects_v2(Bucket=bucket)["Contents"]
+    assert stored["Body"].read() == b"gzip bytes"
+    assert stored["ContentType"] == "application/gzip"
+    assert stored["Metadata"] == {k.lower(): v for k, v in metadata.items()}
+    assert sorted(k["Key"] for k in keys) == sorted(
+        ["yna/abc/2026-12-01/body.xml.gz", "plain", "한국/기사 1+2.xml"]
+    )
+
+
+def files(folder: Path) -> dict[Path, bytes]:
+    """The files under ``folder`` (relative paths) and their bytes."""
+    return {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
 def test_chained_dead_letter_queues_are_created_in_order(aws_env):
     def queue(name, dead_letters=None):
         props: dict[str, object] = {"QueueName": f"chain-{name}"}
@@ -262,11 +321,13 @@ def test_a_port_in_use_is_named():
             listen("127.0.0.1", port)
 
 
-def test_moto_process_names_the_response_path_the_runtime_does():
-    assert (moto_process.RESPONSE_PATH, moto_process.RESPONSE_LINE) == (
-        RESPONSE_PATH,
-        RESPONSE_LINE,
-    )
+def test_moto_process_names_the_response_path_and_commands_the_runtime_does():
+    assert (
+        moto_process.RESPONSE_PATH,
+        moto_process.RESPONSE_LINE,
+        moto_process.SAVE_COMMAND,
+        moto_process.SAVED_LINE,
+    ) == (RESPONSE_PATH, RESPONSE_LINE, SAVE_COMMAND, SAVED_LINE)
 
 
 def test_a_fifo_queues_messages_are_kept_between_runs_in_their_groups(postgres_url, tmp_path):

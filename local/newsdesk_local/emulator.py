@@ -13,12 +13,14 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from newsdesk.core.errors import ConfigError, InfrastructureError
 
 # moto_process's, named again: importing it would import moto (a test keeps them equal)
 RESPONSE_PATH, RESPONSE_LINE = "/_newsdesk/cloudformation-response", "cloudformation-response "
+SAVE_COMMAND, SAVED_LINE = "save-bucket ", "saved-bucket "
 
 
 @dataclass
@@ -46,6 +48,30 @@ class MotoProcess:
             if line.startswith(RESPONSE_LINE):
                 response: dict[str, Any] = json.loads(line.removeprefix(RESPONSE_LINE))
                 yield response
+
+    def save_bucket(self, bucket: str, folder: Path) -> int:
+        """The bucket's objects not yet in ``folder`` written there by the server's process,
+        from its own store (as ``LocalServices`` saves them through GetObject, without a
+        request each); how many. After ``wait_ready``, from one thread at a time; a line of
+        its output that is not the answer (a custom-resource response) is passed over."""
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        command = json.dumps({"bucket": bucket, "folder": str(folder.absolute())})
+        try:
+            self.process.stdin.write(SAVE_COMMAND + command + "\n")
+            self.process.stdin.flush()
+        except OSError:  # BrokenPipeError: it has ended
+            pass
+        for line in self.process.stdout:
+            if line.startswith(SAVED_LINE):
+                answer: dict[str, Any] = json.loads(line.removeprefix(SAVED_LINE))
+                if "error" in answer:
+                    raise InfrastructureError(
+                        f"moto's server cannot save {bucket}: {answer['error']}"
+                    )
+                saved: int = answer["saved"]
+                return saved
+        raise InfrastructureError(f"moto's server stopped (exit {self.process.wait()})")
 
 
 def listen(address: str, port: int) -> socket.socket:

@@ -366,6 +366,17 @@ class LocalServices:
             self._save_bucket(bucket.name, self.data_dir / BUCKETS_FOLDER / bucket.logical_id)
 
     def _save_bucket(self, bucket: str, folder: Path) -> None:
+        """The bucket's objects not yet in ``folder`` saved there: by the embedded emulator's
+        process itself, from its own store rather than a GetObject each; else through S3
+        (``_fetch_bucket``)."""
+        if self._moto is not None:
+            self._moto.save_bucket(bucket, folder)
+        else:
+            self._fetch_bucket(bucket, folder)
+
+    def _fetch_bucket(self, bucket: str, folder: Path) -> None:
+        """``_save_bucket`` through S3: a GetObject for each object not yet in ``folder``,
+        its body at ``<key>``, its metadata and content type in ``<key>.meta.json``."""
         s3 = self.client("s3")
 
         def save(key: str) -> None:
