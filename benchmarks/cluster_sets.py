@@ -46,6 +46,7 @@ from newsdesk_local.replay import ReplayServices, StreamArticle, replay
 
 KO_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "ko-dev" / "ko_dev_headlines.csv"
 TUNED = {"2025-12-16/정치", "2026-01-14/경제", "2026-01-20~21/기업", "stream/정치@2026-03-13"}
+STREAM = "stream/정치"  # the stream's three days in one run
 MIN_SIZE = 3
 RESAMPLES = 1000
 
@@ -55,7 +56,7 @@ Gold = dict[Hashable, Hashable]
 
 def ko_dev_parts() -> dict[str, list[dict[str, str]]]:
     """The slices as clustered: each day slice whole; the stream's first day (tuned) and its
-    other two days (held out) as two pools."""
+    other two days (held out) as two pools, and its three days as one (STREAM)."""
     with KO_DEV.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     parts: dict[str, list[dict[str, str]]] = defaultdict(list)
@@ -65,6 +66,7 @@ def ko_dev_parts() -> dict[str, list[dict[str, str]]]:
             day = row["digest_date"]
             name = f"{name}@{day}" if day == "2026-03-13" else f"{name}@2026-03-14~15"
         parts[name].append(row)
+    parts[STREAM] = [r for r in rows if r["slice"] == STREAM]
     for members in parts.values():
         members.sort(key=lambda r: int(r["row"]))
     return parts
@@ -133,13 +135,16 @@ def bootstrap(gold: Gold, runs: Sequence[Groups], seed: int = 24) -> list[tuple[
 
 def ko_dev(methods: dict[str, float]) -> None:
     parts = ko_dev_parts()
+    days = [p for p in parts if not p.startswith("stream")]
     subsets = {
-        "days, tuned": [p for p in parts if p in TUNED and "@" not in p],
-        "days, held out": [p for p in parts if p not in TUNED and "@" not in p],
+        "days, tuned": [p for p in days if p in TUNED],
+        "days, held out": [p for p in days if p not in TUNED],
+        "days, all six (issue 38's gate)": days,
         "stream, tuned (03-13)": [p for p in parts if p in TUNED and "@" in p],
         "stream, held out (03-14~15)": [p for p in parts if p not in TUNED and "@" in p],
-        "held out, pooled": [p for p in parts if p not in TUNED],
-        "all, pooled": list(parts),
+        "stream, one run of its three days (the gate)": [STREAM],
+        "held out, pooled": [p for p in parts if p not in TUNED and p != STREAM],
+        "all, pooled": [p for p in parts if p != STREAM],
     }
     grouped: dict[str, dict[str, Groups]] = {}
     for method, threshold in methods.items():
@@ -231,7 +236,7 @@ def generated(methods: dict[str, float], sizes: Sequence[int]) -> None:
 def replayed(
     label: str, gold: Gold, articles: list[StreamArticle], methods: dict[str, float]
 ) -> dict[str, Groups]:
-    """The stream through `newsdesk cluster --at` every 30 minutes, per method, each in a
+    """The stream through `newsdesk cluster --at` every CADENCE, per method, each in a
     database of its own: a ``line`` of the stored issues (groups below 3 as singles) and each
     method's issues per story."""
     runs: dict[str, Groups] = {}
@@ -240,7 +245,7 @@ def replayed(
         for method, threshold in methods.items():
             name = re.sub(r"[^a-z0-9]+", "_", f"{label} {method}".lower())
             environ = services.environ(name) | policy_env(method, threshold, MIN_SIZE, 24.0)
-            done = replay(articles, CADENCE, environ)
+            done = replay(articles, cadence(), environ)
             runs[method] = [list(g) for g in done.groups if len(g) >= MIN_SIZE]
             s = score(gold, runs[method])
             per_story.append(
@@ -252,15 +257,17 @@ def replayed(
     return runs
 
 
-CADENCE = timedelta(minutes=30)
+CADENCE = [timedelta(minutes=30)]  # how often a replay runs (--cadence)
+
+
+def cadence() -> timedelta:
+    return CADENCE[0]
 
 
 def ko_dev_stream() -> tuple[list[dict[str, str]], list[StreamArticle]]:
     """ko-dev's stream rows and, one day after another, their articles: each day's headlines
     spread over 06:00–22:00 KST in row order."""
-    rows = [
-        r for part, members in ko_dev_parts().items() if part.startswith("stream") for r in members
-    ]
+    rows = ko_dev_parts()[STREAM]
     by_day: dict[str, list[dict[str, str]]] = defaultdict(list)
     for r in rows:
         by_day[r["digest_date"]].append(r)
@@ -290,7 +297,7 @@ def stream_replay(methods: dict[str, float]) -> None:
     its held-out days (an issue's members from the tuned day left out)."""
     rows, articles = ko_dev_stream()
     gold: Gold = {r["row"]: r["story_fine"] for r in rows}
-    print(f"\nko-dev stream replayed every {CADENCE} through `newsdesk cluster --at`")
+    print(f"\nko-dev stream replayed every {cadence()} through `newsdesk cluster --at`")
     found = replayed("ko-dev stream", gold, articles, methods)
     held: Gold = {r["row"]: r["story_fine"] for r in rows if r["digest_date"] != "2026-03-13"}
     runs = {m: [[k for k in g if k in held] for g in groups] for m, groups in found.items()}
@@ -301,13 +308,13 @@ def uci_replay(methods: dict[str, float]) -> None:
     """The UCI sample replayed (benchmarks/cluster_quality.py's stream)."""
     data = load(DATA, "TITLE", "CATEGORY", "TIMESTAMP", "STORY")
     gold: Gold = dict(gold_stories(data).items())
-    print(f"\nUCI sample replayed every {CADENCE} through `newsdesk cluster --at`")
+    print(f"\nUCI sample replayed every {cadence()} through `newsdesk cluster --at`")
     replayed("uci_news_5k", gold, stream(data, True), methods)
 
 
 def generated_replay(methods: dict[str, float], sizes: Sequence[int]) -> None:
     """Each generated set over its one day, in one category."""
-    print(f"\ngenerated, one category, replayed every {CADENCE} through `newsdesk cluster --at`")
+    print(f"\ngenerated, one category, replayed every {cadence()} through `newsdesk cluster --at`")
     for make in GENERATORS.values():
         for n in sizes:
             made = make(n)
@@ -335,7 +342,10 @@ def main() -> None:
         "--replay",
         nargs="*",
         choices=SETS,
-        help="the sets replayed every 30 minutes (alone: all; default: none)",
+        help="the sets replayed every --cadence minutes (alone: all; default: none)",
+    )
+    parser.add_argument(
+        "--cadence", type=float, default=30.0, help="minutes between a replay's runs (30)"
     )
     parser.add_argument(
         "--replay-sizes",
@@ -352,6 +362,7 @@ def main() -> None:
     if args.against:
         REFERENCE.update(json.loads(args.against.read_text(encoding="utf-8")))
     methods = {m: DEFAULT_THRESHOLDS[m] for m in args.methods}
+    CADENCE[0] = timedelta(minutes=args.cadence)
     print("methods: " + ", ".join(f"{m} {t:.2f}" for m, t in methods.items()))
     chosen = set(args.one_run)
     replays = set(SETS if args.replay == [] else args.replay or [])

@@ -45,26 +45,26 @@ def test_korean_paraphrases_sharing_few_ngrams_join_and_one_subjects_other_news_
     assert n_grams[np.triu_indices(3, k=1)].max() < 0.25
     assert find_groups(titles, 0.30, 3, method="headline") == []
 
-    groups = find_groups(titles, 0.25, 3, method="meaning", embeddings=embedder.embed(titles))
+    groups = find_groups(titles, 0.30, 3, method="meaning", embeddings=embedder.embed(titles))
 
     assert [g.members for g in groups] == [[0, 1, 2]]
 
 
 def test_a_window_of_one_subject_keeps_its_events_apart(monkeypatch: pytest.MonkeyPatch):
-    # GIVEN forty Korean titles sharing no n-gram whose embeddings are all about 0.9 apart (one
+    # GIVEN forty Korean titles sharing no n-gram whose embeddings are all about 0.95 apart (one
     # subject), three of them nearly one (an event)
     rng = np.random.default_rng(38)
     base = rng.normal(size=DIMENSION)
     spread = np.linalg.norm(base) / np.sqrt(DIMENSION)
-    vectors = base + 0.32 * spread * rng.normal(size=(40, DIMENSION))
+    vectors = base + 0.22 * spread * rng.normal(size=(40, DIMENSION))
     vectors[-3:] = vectors[-1] + 0.05 * spread * rng.normal(size=(3, DIMENSION))
     vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
     titles = [chr(0xAC00 + 29 * i) + chr(0xAC00 + 29 * i + 13) for i in range(40)]
 
     # WHEN they are clustered, and again without the mutual-neighbour rule
-    groups = [g.members for g in find_groups(titles, 0.25, 3, method="meaning", embeddings=vectors)]
+    groups = [g.members for g in find_groups(titles, 0.30, 3, method="meaning", embeddings=vectors)]
     monkeypatch.setattr(meaning, "MUTUAL", 10**6)
-    merged = [g.members for g in find_groups(titles, 0.25, 3, method="meaning", embeddings=vectors)]
+    merged = [g.members for g in find_groups(titles, 0.30, 3, method="meaning", embeddings=vectors)]
 
     # THEN the event is one group and no group gathers the subject; without the rule, one does
     assert [37, 38, 39] in groups
@@ -78,7 +78,7 @@ def test_the_embeddings_given_are_the_ones_compared():
     same = np.zeros((3, DIMENSION), dtype=np.float32)
     same[:, 0] = 1.0
     before = shared().embedded
-    groups = find_groups(titles, 0.25, 3, method="meaning", embeddings=same)
+    groups = find_groups(titles, 0.30, 3, method="meaning", embeddings=same)
     assert [g.members for g in groups] == [[0, 1, 2]]
     assert shared().embedded == before
     with pytest.raises(ValueError, match="one row per title"):
@@ -108,7 +108,7 @@ def test_a_title_with_nothing_to_embed_is_the_zero_vector_similar_to_nothing(emb
     assert not vectors[:3].any()
     # blank titles are similar to nothing, themselves included: none joins another
     assert meaning_graph(["", " ", "\x00"], vectors[:3]).rows(0, 3).nnz == 0
-    assert find_groups(["", " ", "\x00"], 0.25, 2, method="meaning", embeddings=vectors[:3]) == []
+    assert find_groups(["", " ", "\x00"], 0.30, 2, method="meaning", embeddings=vectors[:3]) == []
 
 
 def test_a_title_is_embedded_once_a_process(embedder: Embedder):
@@ -141,13 +141,13 @@ def test_the_job_embeds_each_title_once_and_a_replay_reads_the_stored_vectors(da
 
     # WHEN the meaning method clusters them, then a replay at the same time over a fresh
     # process's embedder (nothing in memory: only the stored vectors)
-    first = cluster(database, method="meaning", threshold=0.25)
+    first = cluster(database, method="meaning", threshold=0.30)
     shared().memo.clear()
     with database.transaction() as cursor:
         cursor.execute("UPDATE raw_article SET issue_id = NULL")
         cursor.execute("DELETE FROM issue_event")
         cursor.execute("DELETE FROM issue")
-    again = cluster(database, method="meaning", threshold=0.25)
+    again = cluster(database, method="meaning", threshold=0.30)
 
     # THEN the first run embedded every title and stored it; the replay embedded none and made
     # the same issue
@@ -169,7 +169,7 @@ def test_past_its_embedding_budget_a_run_leaves_titles_to_the_next_one_never_dro
     store(database, "정치", SUMMIT + SAME_SUBJECT)
 
     # WHEN runs follow one another
-    runs = [cluster(database, method="meaning", threshold=0.25) for _ in range(4)]
+    runs = [cluster(database, method="meaning", threshold=0.30) for _ in range(4)]
 
     # THEN each embeds two, counts the others as waiting and clusters only the titles with a
     # vector (free ones: the summit's three are an issue from the second run on, as in one run)
@@ -183,7 +183,7 @@ def test_past_its_embedding_budget_a_run_leaves_titles_to_the_next_one_never_dro
 
 def test_a_title_revised_or_a_vector_of_another_model_is_embedded_again(database):
     store(database, "정치", SUMMIT)
-    cluster(database, method="meaning", threshold=0.25)
+    cluster(database, method="meaning", threshold=0.30)
     with database.transaction() as cursor:
         cursor.execute("SELECT id FROM raw_article ORDER BY id")
         first, second, _ = (row[0] for row in cursor.fetchall())
@@ -198,7 +198,7 @@ def test_a_title_revised_or_a_vector_of_another_model_is_embedded_again(database
         (first, SUMMIT[0] + " (종합)"),
         (second, SUMMIT[1]),
     ]
-    assert cluster(database, method="meaning", threshold=0.25).articles_embedded == 2
+    assert cluster(database, method="meaning", threshold=0.30).articles_embedded == 2
     assert embeddings.without_vector(database, model, 10) == []
 
 

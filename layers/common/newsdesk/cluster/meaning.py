@@ -1,29 +1,33 @@
-"""The meaning method (issue 38): the headline method's pass over a similarity that mixes what
-a title means with the n-grams it shares.
+"""The meaning method (issue 38): the headline method's pass over a similarity that adds what
+a title means to the n-grams it shares.
 
-Two titles are ``w · clip((cos_e − FLOOR) / (1 − FLOOR), 0, 1) + (1 − w) · cos_n`` similar:
-``cos_e`` the cosine of their embeddings (``newsdesk.cluster.embedding``), ``cos_n`` that of
-the headline method's n-gram vectors (normal form, IDF with a prior). e5 puts any two
-headlines about 0.8 apart, so only the part of its cosine above FLOOR counts; paraphrases that
-share few characters (李대통령 / 이재명 대통령) are held by the first term, different events
-told in the same words kept apart by both. ``w`` and the join threshold are per script, as
-the headline method's: a pair of titles with Hangul takes the Hangul weight, any other pair
-the other, and a title joins a group when its mean and centroid similarity to the members are
-at least its script's threshold. A pair of Hangul titles counts its embedding only when each is
-among the other's MUTUAL nearest: in a window of one subject e5 puts every title above FLOOR
-of every other, and events would merge.
+Two titles are ``lexical · cos_n + meaning · clip((cos_e − floor) / (1 − floor), 0, 1)``
+similar: ``cos_n`` the cosine of the headline method's n-gram vectors (normal form, IDF with a
+prior), ``cos_e`` that of their embeddings (``newsdesk.cluster.embedding``). e5 puts any two
+headlines about 0.8 apart, so only the part of its cosine above a floor counts. The weights,
+the floor and the join are the pair's script's (``Script``):
 
-Only the pairs that count are kept: by embedding, each title's NEIGHBOURS nearest above FLOOR
-(``newsdesk.cluster.neighbours``, without the n × n products past its EXACT_MAX titles), held
-whole; by n-grams, the pairs that share one, computed a block of rows at a time as the pass
-reads them (``Mixed``), and summed per group from the groups' summed n-gram vectors where
-merging and the representatives need them. The pass runs on it as on vectors
-(``vectors.Graph``): 100,000 titles of one category never hold their n-gram pairs at once.
+- a pair of Hangul titles keeps its whole n-gram cosine and the embedding only adds, from 0.82
+  up: paraphrases that share few characters (李대통령 / 이재명 대통령) are lifted over the join
+  (0.30, and the mean similarity to a group's members at least as much: titles that differ
+  by an amount or a date do not chain). It counts its embedding only when each title is among
+  the other's MUTUAL nearest: in a window of one subject e5 puts every title close to every
+  other, and events would merge;
+- any other pair (English) mixes the two, ``0.3 · e + 0.7 · n`` from 0.8, and joins at 0.12.
+
+Only the pairs that count are kept: by embedding, each title's NEIGHBOURS nearest above its
+script's floor (``newsdesk.cluster.neighbours``, without the n × n products past its
+EXACT_MAX titles), held whole; by n-grams, the pairs that share one, computed a block of rows
+at a time as the pass reads them (``Mixed``), and summed per group from the groups' summed
+n-gram vectors where merging and the representatives need them. The pass runs on it as on
+vectors (``vectors.Graph``): 100,000 titles of one category never hold their n-gram pairs at
+once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,12 +39,25 @@ from newsdesk.cluster.methods import Assignment, Standing
 from newsdesk.cluster.neighbours import nearest
 from newsdesk.cluster.vectors import Graph, without_common
 
-FLOOR = 0.8
-HANGUL_WEIGHT = 0.5
-OTHER_WEIGHT = 0.3
-HANGUL_THRESHOLD = 0.25
-OTHER_THRESHOLD = 0.12
-# The most pairs above FLOOR kept per title (its highest cosines).
+
+@dataclass(frozen=True)
+class Script:
+    """How a pair of titles of one kind is compared: the n-gram cosine's share, the embedding's
+    weight and the floor its cosine counts from, and the join (centroid) and mean thresholds."""
+
+    lexical: float
+    meaning: float
+    floor: float
+    join: float
+    mean: float
+
+
+# Pairs of Hangul titles: the best of 72 settings by the mean of five tuned parts' F1 (ko-dev's
+# tuned days and stream day, UCI's b and t, the generated sets at 5,000; docs/clustering.md)
+HANGUL = Script(lexical=1.0, meaning=0.5, floor=0.82, join=0.30, mean=0.30)
+# Any other pair: tuned on the UCI sample's categories b and t
+OTHER = Script(lexical=0.7, meaning=0.3, floor=0.8, join=0.12, mean=0.12)
+# The most pairs above the lower floor kept per title (its highest cosines).
 NEIGHBOURS = 128
 # Hangul titles: how near by meaning two titles must be to each other, in rank (tuned on the
 # generated sets at 5,000, ko-dev's tuned part and UCI; English pairs do without: UCI's stories
@@ -59,13 +76,12 @@ class Mixed(Graph):
         lexical: sp.csr_matrix,
         meant: sp.csr_matrix,
         hangul: np.ndarray,
-        hangul_weight: float,
-        other_weight: float,
+        scripts: tuple[Script, Script] = (HANGUL, OTHER),
     ) -> None:
         self.lexical, self.lexical_t = lexical, lexical.T.tocsr()
         self.hangul_lexical = sp.diags(hangul.astype(np.float64)) @ lexical
         self.meant, self.hangul = meant, hangul
-        self.lexical_share = (1.0 - hangul_weight, 1.0 - other_weight)
+        self.lexical_share = (scripts[0].lexical, scripts[1].lexical)
         self.shape = meant.shape
 
     def rows(self, start: int, stop: int) -> sp.csr_matrix:
@@ -113,34 +129,41 @@ def _row_dots(a: sp.csr_matrix, b: sp.csr_matrix) -> np.ndarray:
 
 
 def meaning_graph(
-    titles: Sequence[str],
-    embeddings: np.ndarray,
-    hangul_weight: float = HANGUL_WEIGHT,
-    other_weight: float = OTHER_WEIGHT,
-    floor: float = FLOOR,
+    titles: Sequence[str], embeddings: np.ndarray, scripts: tuple[Script, Script] = (HANGUL, OTHER)
 ) -> Mixed:
-    """The titles' mixed similarities: the pairs that count (and each title's own)."""
+    """The titles' mixed similarities: the pairs that count (and each title's own, 1 in all).
+    ``scripts``: a pair of Hangul titles', and any other pair's."""
     if embeddings.shape[0] != len(titles):
         raise ValueError("embeddings must have one row per title")
     n = len(titles)
+    hangul_script, other_script = scripts
+    hangul = np.array(has_hangul(titles), dtype=bool)
     # each title's NEIGHBOURS highest cosines (its own among them): memory grows with the
     # titles, not with their square (e5 puts most headlines of a category above 0.8 of each
-    # other); a pair counts when either title keeps it
-    values, indices = nearest(np.asarray(embeddings, dtype=np.float32), NEIGHBOURS)
+    # other); a pair counts when either title keeps it. A window of Hangul titles only counts
+    # the pairs of MUTUAL nearest, which the MUTUAL + 1 highest hold.
+    k = NEIGHBOURS if not hangul.all() else MUTUAL + 1
+    values, indices = nearest(np.asarray(embeddings, dtype=np.float32), k)
     # each title's cosine to its MUTUAL-th nearest other (none: no more than MUTUAL others)
     near = values[:, MUTUAL] if n > MUTUAL + 1 else np.full(n, -np.inf, dtype=np.float32)
     rows = np.repeat(np.arange(n, dtype=np.int32), values.shape[1])
     cols, cosines = indices.ravel(), values.ravel()
-    hangul = np.array(has_hangul(titles), dtype=bool)
+    both = hangul[rows] & hangul[cols]
+    floor = np.where(both, hangul_script.floor, other_script.floor)
+    weight = np.where(both, hangul_script.meaning, other_script.meaning)
     # a pair of Hangul titles counts its meaning only if each is among the other's MUTUAL
     # nearest: in a window of one subject every title is close to every other
-    both = hangul[rows] & hangul[cols]
     kept = (cosines > floor) & (~both | (cosines >= np.maximum(near[rows], near[cols])))
-    weight = np.where(both[kept], hangul_weight, other_weight)
-    scaled = weight * np.clip((cosines[kept] - floor) / (1.0 - floor), 0.0, 1.0)
-    one_way = sp.csr_matrix((scaled, (rows[kept], cols[kept])), shape=(n, n))
+    scaled = weight * np.clip((cosines - floor) / (1.0 - floor), 0.0, 1.0)
+    # a title's own pair carries what its script's n-gram share leaves of 1 (a blank title,
+    # the zero vector, nothing)
+    own = rows == cols
+    rest = 1.0 - np.where(hangul[rows[own]], hangul_script.lexical, other_script.lexical)
+    scaled[own] = np.where(cosines[own] > 0, rest, 0.0)
+    kept = (kept & ~own) | (own & (scaled > 0))
+    one_way = sp.csr_matrix((scaled[kept], (rows[kept], cols[kept])), shape=(n, n))
     lexical = without_common(headline_vectors(titles))
-    return Mixed(lexical, one_way.maximum(one_way.T).tocsr(), hangul, hangul_weight, other_weight)
+    return Mixed(lexical, one_way.maximum(one_way.T).tocsr(), hangul, scripts)
 
 
 def meaning_groups(
@@ -154,12 +177,13 @@ def meaning_groups(
     embeddings: np.ndarray | None = None,
 ) -> Assignment:
     """The pass over ``meaning_graph`` (titles embedded when no ``embeddings`` are given),
-    merging groups of one story found apart. ``threshold``: the Hangul titles'; the others'
-    keeps its ratio to it."""
+    merging groups of one story found apart. ``threshold``: the Hangul titles' join; the
+    others' and both mean thresholds keep their ratio to it."""
     vectors = shared().embed(titles) if embeddings is None else embeddings
     graph = meaning_graph(titles, vectors)
-    share = OTHER_THRESHOLD / HANGUL_THRESHOLD
-    thresholds = [threshold if h else threshold * share for h in has_hangul(titles)]
-    # the mean similarity to the members (average linkage) at the threshold too
-    args = (graph, thresholds, min_size, taken, times, standing, idle_seconds, thresholds)
+    scale = threshold / HANGUL.join
+    script = [HANGUL if h else OTHER for h in has_hangul(titles)]
+    joins = [s.join * scale for s in script]
+    means = [s.mean * scale for s in script]
+    args = (graph, joins, min_size, taken, times, standing, idle_seconds, means)
     return centroid_pass(*args, merge=True)
