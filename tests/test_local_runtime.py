@@ -26,6 +26,7 @@ from newsdesk_local.emulator import (
 from newsdesk_local.infrastructure import LAMBDA_ROOT, Infrastructure
 from newsdesk_local.invocations import WORKER, drain, pool_of
 from newsdesk_local.pool import context_of
+from newsdesk_local.saved_state import META, fetch_bucket, keep_object, object_path
 from newsdesk_local.services import LocalServices
 from tests.conftest import ROOT
 
@@ -222,7 +223,7 @@ def test_the_emulators_process_saves_a_bucket_as_get_object_did_and_it_comes_bac
         s3.put_object(Bucket=bucket, Key="gone", Body=b"x")
         s3.delete_object(Bucket=bucket, Key="gone")
         # WHEN its process writes them, and the GetObject path writes them elsewhere
-        services._fetch_bucket(bucket, tmp_path / "fetched")
+        fetch_bucket(s3, bucket, tmp_path / "fetched")
         saved = services.moto.save_bucket(bucket, tmp_path / "saved")
         # THEN the same files, byte for byte; a second time, nothing (they are there already)
         assert saved == 3
@@ -244,6 +245,27 @@ def test_the_emulators_process_saves_a_bucket_as_get_object_did_and_it_comes_bac
     assert sorted(k["Key"] for k in keys) == sorted(
         ["yna/abc/2026-12-01/body.xml.gz", "plain", "한국/기사 1+2.xml"]
     )
+
+
+def test_a_kept_object_stays_in_its_folder_and_is_kept_once(tmp_path):
+    # a key that would leave the bucket's folder has no place in it
+    assert object_path(tmp_path, "../outside") is None
+    assert object_path(tmp_path, "/etc/passwd") is None
+    assert object_path(tmp_path, "a/../../outside") is None
+    # an object is kept when its meta file is written (last): a body alone is saved again
+    target = tmp_path / "a/b.xml.gz"
+    assert object_path(tmp_path, "a/b.xml.gz") == target
+    target.parent.mkdir()
+    target.write_bytes(b"cut short")
+    assert object_path(tmp_path, "a/b.xml.gz") == target
+    keep_object(target, "a/b.xml.gz", b"whole", {"source": "yna"}, "application/gzip")
+    assert object_path(tmp_path, "a/b.xml.gz") is None
+    assert files(tmp_path) == {
+        Path("a/b.xml.gz"): b"whole",
+        Path("a/b.xml.gz" + META): json.dumps(
+            {"key": "a/b.xml.gz", "metadata": {"source": "yna"}, "content_type": "application/gzip"}
+        ).encode(),
+    }
 
 
 def files(folder: Path) -> dict[Path, bytes]:

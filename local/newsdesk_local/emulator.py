@@ -121,7 +121,8 @@ def moto_server(
     try:
         yield MotoProcess(f"http://{client_host(address)}:{port}", process)
     finally:
-        process.stdin.close()
+        with contextlib.suppress(BrokenPipeError):  # it has ended, a command still unsent
+            process.stdin.close()
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:

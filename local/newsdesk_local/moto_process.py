@@ -1,7 +1,7 @@
 """moto's server as a process of its own (``newsdesk_local.services`` starts it): it serves on
 the listening socket it is handed (its file descriptor is the one argument), prints "ready",
 and stops when its standard input closes. It imports moto and nothing of newsdesk, to start
-as fast as moto allows.
+as fast as moto allows (a save imports the kept objects' format, when asked).
 
 With ``--cloudformation-responses`` it also accepts what a custom resource sends to its
 pre-signed response URL: a PUT to ``RESPONSE_PATH`` (a path no S3 bucket name can take) is
@@ -71,7 +71,10 @@ def save_bucket(bucket: str, folder: Path) -> int:
     """The bucket's objects not yet in ``folder`` written there, as the runtime saved them
     through GetObject (its body; its user metadata and content type as boto3 gives them);
     how many were written."""
-    from moto.s3.models import FakeKey, s3_backends  # loaded by then: not at every start
+    # loaded when asked, not at every start
+    from moto.s3.models import FakeKey, s3_backends
+
+    from newsdesk_local.saved_state import keep_object, object_path
 
     if bucket not in s3_backends.bucket_accounts:
         raise LookupError(f"no bucket {bucket}")
@@ -79,8 +82,8 @@ def save_bucket(bucket: str, folder: Path) -> int:
     keys = s3_backends[account_id][partition].get_bucket(bucket).keys.items()
     saved = 0
     for name, key in keys:
-        target = folder / name
-        if not isinstance(key, FakeKey) or target.exists():  # a delete marker, or saved
+        target = object_path(folder, name)
+        if not isinstance(key, FakeKey) or target is None:  # a delete marker, or kept
             continue
         fields = {field.lower(): value for field, value in key.metadata.items()}
         metadata = {
@@ -88,10 +91,7 @@ def save_bucket(bucket: str, folder: Path) -> int:
             for field, value in fields.items()
             if field.startswith(USER_METADATA)
         }
-        meta = {"key": name, "metadata": metadata, "content_type": fields.get("content-type")}
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(key.value)
-        target.with_name(target.name + ".meta.json").write_text(json.dumps(meta), "utf-8")
+        keep_object(target, name, key.value, metadata, fields.get("content-type"))
         saved += 1
     return saved
 

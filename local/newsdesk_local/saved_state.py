@@ -96,6 +96,48 @@ def saved_message(message: dict[str, Any]) -> dict[str, Any]:
     return saved
 
 
+META = ".meta.json"  # beside a bucket's object kept between runs: its key, metadata, type
+
+
+def object_path(folder: Path, key: str) -> Path | None:
+    """Where a bucket's object ``key`` is kept under ``folder``; None for one already kept
+    (its meta file is written last) or a key that would leave the folder (``..``, ``/…``)."""
+    target = folder / key
+    if folder.resolve() not in target.resolve().parents or (folder / (key + META)).exists():
+        return None
+    return target
+
+
+def keep_object(
+    target: Path, key: str, body: bytes, metadata: dict[str, str], content_type: str | None
+) -> None:
+    """An object's body at ``target`` and what GetObject says of it in ``<target>.meta.json``,
+    each written whole under another name and renamed, the meta file last: a save cut short
+    leaves the object unsaved, to be saved again, rather than half of it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"key": key, "metadata": metadata, "content_type": content_type}
+    for path, data in ((target, body), (Path(f"{target}{META}"), json.dumps(meta).encode())):
+        partial = Path(f"{path}.partial")
+        partial.write_bytes(data)
+        partial.replace(path)
+
+
+def fetch_bucket(s3: Any, bucket: str, folder: Path) -> None:
+    """The bucket's objects not yet kept in ``folder`` saved there through S3, a GetObject
+    each (an emulator the runtime did not start; moto's process it started saves them from
+    its own store: ``newsdesk_local.moto_process``)."""
+
+    def save(key: str) -> None:
+        target = object_path(folder, key)
+        if target is not None:
+            stored = s3.get_object(Bucket=bucket, Key=key)
+            body = stored["Body"].read()
+            keep_object(target, key, body, stored["Metadata"], stored.get("ContentType"))
+
+    pages = s3.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+    each(save, [entry["Key"] for page in pages for entry in page.get("Contents", [])])
+
+
 def each(action: Callable[[Any], None], items: Sequence[Any]) -> None:
     """``action`` on every item, a few at a time: each is one round trip to the emulator."""
     with ThreadPoolExecutor(8) as pool:

@@ -35,6 +35,7 @@ from newsdesk_local.pool import start_fork_server
 from newsdesk_local.saved_state import (
     RECEIVES,
     each,
+    fetch_bucket,
     load_queues,
     load_tables,
     saved_message,
@@ -367,33 +368,8 @@ class LocalServices:
 
     def _save_bucket(self, bucket: str, folder: Path) -> None:
         """The bucket's objects not yet in ``folder`` saved there: by the embedded emulator's
-        process itself, from its own store rather than a GetObject each; else through S3
-        (``_fetch_bucket``)."""
+        process itself, from its own store rather than a GetObject each; else through S3."""
         if self._moto is not None:
             self._moto.save_bucket(bucket, folder)
         else:
-            self._fetch_bucket(bucket, folder)
-
-    def _fetch_bucket(self, bucket: str, folder: Path) -> None:
-        """``_save_bucket`` through S3: a GetObject for each object not yet in ``folder``,
-        its body at ``<key>``, its metadata and content type in ``<key>.meta.json``."""
-        s3 = self.client("s3")
-
-        def save(key: str) -> None:
-            target = folder / key
-            stored = s3.get_object(Bucket=bucket, Key=key)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(stored["Body"].read())
-            meta = {
-                "key": key,
-                "metadata": stored["Metadata"],
-                "content_type": stored.get("ContentType"),
-            }
-            target.with_name(target.name + ".meta.json").write_text(json.dumps(meta), "utf-8")
-
-        keys = [
-            entry["Key"]
-            for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket)
-            for entry in page.get("Contents", [])
-        ]
-        each(save, [key for key in keys if not (folder / key).exists()])
+            fetch_bucket(self.client("s3"), bucket, folder)
