@@ -299,6 +299,17 @@ def stream_replay(methods: dict[str, float]) -> None:
     gold: Gold = {r["row"]: r["story_fine"] for r in rows}
     print(f"\nko-dev stream replayed every {cadence()} through `newsdesk cluster --at`")
     found = replayed("ko-dev stream", gold, articles, methods)
+    # what the replay is held to: one run over the same titles at the same times (an issue
+    # idle ISSUE_IDLE_HOURS, 12, takes no more members, in both)
+    titles, times = [a.title for a in articles], [a.collected_at.timestamp() for a in articles]
+    at_once: dict[str, Groups] = {
+        m: [
+            [articles[i].key for i in g.members]
+            for g in find_groups(titles, t, MIN_SIZE, method=m, times=times)
+        ]
+        for m, t in methods.items()
+    }
+    line("ko-dev stream, one run at these times", gold, at_once)
     held: Gold = {r["row"]: r["story_fine"] for r in rows if r["digest_date"] != "2026-03-13"}
     runs = {m: [[k for k in g if k in held] for g in groups] for m, groups in found.items()}
     line("ko-dev stream held out, replayed", held, runs)
@@ -362,6 +373,8 @@ def main() -> None:
     if args.against:
         REFERENCE.update(json.loads(args.against.read_text(encoding="utf-8")))
     methods = {m: DEFAULT_THRESHOLDS[m] for m in args.methods}
+    if args.cadence <= 0:
+        parser.error("--cadence: minutes above 0")
     CADENCE[0] = timedelta(minutes=args.cadence)
     print("methods: " + ", ".join(f"{m} {t:.2f}" for m, t in methods.items()))
     chosen = set(args.one_run)

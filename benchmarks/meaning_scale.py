@@ -127,8 +127,10 @@ def main() -> None:
         sys.exit(f"no stored vectors for {', '.join(missing)}: run with --embed first")
     for name in missing:
         embed(name)
+    if not args.sets:
+        parser.error("--sets: at least one")
     for name in args.sets:
-        if not _titles_path(name).exists():
+        if name in missing or not _titles_path(name).exists():
             write_titles(name)
     measure(args.sets[0], 1000)  # unmeasured: the imports' bytecode compiled and kept
     print(

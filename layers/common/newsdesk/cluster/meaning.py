@@ -141,7 +141,8 @@ def meaning_graph(
     # each title's NEIGHBOURS highest cosines (its own among them): memory grows with the
     # titles, not with their square (e5 puts most headlines of a category above 0.8 of each
     # other); a pair counts when either title keeps it. A window of Hangul titles only counts
-    # the pairs of MUTUAL nearest, which the MUTUAL + 1 highest hold.
+    # the pairs of MUTUAL nearest, which the MUTUAL + 1 highest hold (but for exact ties, of
+    # copies' vectors, which their n-grams join anyway).
     k = NEIGHBOURS if not hangul.all() else MUTUAL + 1
     values, indices = nearest(np.asarray(embeddings, dtype=np.float32), k)
     # each title's cosine to its MUTUAL-th nearest other (none: no more than MUTUAL others)
@@ -155,15 +156,15 @@ def meaning_graph(
     # nearest: in a window of one subject every title is close to every other
     kept = (cosines > floor) & (~both | (cosines >= np.maximum(near[rows], near[cols])))
     scaled = weight * np.clip((cosines - floor) / (1.0 - floor), 0.0, 1.0)
+    kept &= rows != cols
+    one_way = sp.csr_matrix((scaled[kept], (rows[kept], cols[kept])), shape=(n, n))
     # a title's own pair carries what its script's n-gram share leaves of 1 (a blank title,
     # the zero vector, nothing)
-    own = rows == cols
-    rest = 1.0 - np.where(hangul[rows[own]], hangul_script.lexical, other_script.lexical)
-    scaled[own] = np.where(cosines[own] > 0, rest, 0.0)
-    kept = (kept & ~own) | (own & (scaled > 0))
-    one_way = sp.csr_matrix((scaled[kept], (rows[kept], cols[kept])), shape=(n, n))
-    lexical = without_common(headline_vectors(titles))
-    return Mixed(lexical, one_way.maximum(one_way.T).tocsr(), hangul, scripts)
+    rest = 1.0 - np.where(hangul, hangul_script.lexical, other_script.lexical)
+    own = sp.diags(rest * (np.linalg.norm(embeddings, axis=1) > 0))
+    meant = (one_way.maximum(one_way.T) + own).tocsr()
+    meant.eliminate_zeros()
+    return Mixed(without_common(headline_vectors(titles)), meant, hangul, scripts)
 
 
 def meaning_groups(
