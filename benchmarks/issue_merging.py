@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from benchmarks.cluster_quality import DATA, gold_stories, load, policy_env, stream
-from benchmarks.cluster_sets import CADENCE, MIN_SIZE, Gold, generated_stream, ko_dev_stream
+from benchmarks.cluster_sets import MIN_SIZE, Gold, cadence, generated_stream, ko_dev_stream
 from benchmarks.headline_sets import GENERATORS
 from newsdesk.cluster.centroid import NON_HANGUL_SHARE, WINDOW_SECONDS
 from newsdesk.cluster.headline import headline_vectors
@@ -132,8 +132,8 @@ def measure(services: ReplayServices, labelled: Labelled) -> None:
     environ = services.environ(name) | policy_env(
         method, DEFAULT_THRESHOLDS[method], MIN_SIZE, 24.0
     )
-    issues = replay(labelled.articles, CADENCE, environ).groups
-    print(f"\n{labelled.name}, replayed every {CADENCE}, headline method; issues folded after")
+    issues = replay(labelled.articles, cadence(), environ).groups
+    print(f"\n{labelled.name}, replayed every {cadence()}, headline method; issues folded after")
     print(
         f"  {'folded by':<18} {'threshold':>9} "
         + " ".join(f"{p + ' F1, /story':>24}" for p in labelled.parts)
