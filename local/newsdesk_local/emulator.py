@@ -51,7 +51,7 @@ class MotoProcess:
 
     def save_bucket(self, bucket: str, folder: Path) -> int:
         """The bucket's objects not yet in ``folder`` written there by the server's process,
-        from its own store (as ``LocalServices`` saves them through GetObject, without a
+        from its own store (as ``saved_state.fetch_bucket`` does through GetObject, without a
         request each); how many. After ``wait_ready``, from one thread at a time; a line of
         its output that is not the answer (a custom-resource response) is passed over."""
         assert self.process.stdin is not None

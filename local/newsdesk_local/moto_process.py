@@ -10,7 +10,7 @@ answered 200 and its body printed as one line, ``cloudformation-response <body>`
 
 A line ``save-bucket {"bucket", "folder"}`` on its standard input writes the bucket's objects
 not yet in the folder there, read from moto's own store (``<key>`` the body, ``<key>.meta.json``
-what GetObject would say of it: the runtime's format, ``newsdesk_local.services``), and is
+what GetObject would say of it, in ``newsdesk_local.saved_state``'s format), and is
 answered ``saved-bucket {"saved": <count>}`` or ``saved-bucket {"error": <one line>}``."""
 
 import json
