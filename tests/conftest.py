@@ -3,6 +3,8 @@ server on 127.0.0.1 for SQS and DynamoDB, and a feed server on 127.0.0.1."""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import importlib
 import json
 import os
@@ -10,6 +12,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -514,6 +517,25 @@ def unused_port() -> Iterator[int]:
     holder.bind(("127.0.0.1", 0))
     yield int(holder.getsockname()[1])
     holder.close()
+
+
+class QuietHandler(http.server.BaseHTTPRequestHandler):
+    """A loopback test server's request handler that logs nothing."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` served on 127.0.0.1 in a thread of its own; its URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.fixture

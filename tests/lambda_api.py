@@ -6,12 +6,12 @@ travel as they do from AWS. Only 127.0.0.1."""
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from tests.conftest import QuietHandler, serving
 
 Handler = Callable[[dict[str, Any]], Any]
 
@@ -21,7 +21,7 @@ def lambda_api(functions: dict[str, Handler]) -> Iterator[tuple[str, list[dict[s
     """(its URL, the events each invocation was given)."""
     received: list[dict[str, Any]] = []
 
-    class Invoke(http.server.BaseHTTPRequestHandler):
+    class Invoke(QuietHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             parts = self.path.split("/")  # /2015-03-31/functions/NAME/invocations
@@ -49,13 +49,5 @@ def lambda_api(functions: dict[str, Handler]) -> Iterator[tuple[str, list[dict[s
             self.end_headers()
             self.wfile.write(data)
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Invoke)
-    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", received
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Invoke) as url:
+        yield url, received

@@ -4,12 +4,10 @@ connect timeout and DATABASE_URL is named when it is no URL; a data folder that 
 read or written is one line, exit 2, for every command that uses it (the read-only ones too,
 never "nothing yet"); `dlq redrive --stack` looks in AWS_REGION, as `feeds --table` does."""
 
-import http.server
 import os
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from newsdesk.core.errors import SettingsError
 from newsdesk.core.settings import Settings
 from newsdesk.storage.database import Database, checked_url, database_from
 from newsdesk_local.cli import main
+from tests.conftest import QuietHandler, serving
 
 # --- waits on AWS ------------------------------------------------------------------------------
 
@@ -121,7 +120,7 @@ def recording_endpoint() -> Iterator[tuple[str, list[str]]]:
     Authorization header: its credential scope names the region the request was signed for."""
     signed: list[str] = []
 
-    class Refuse(http.server.BaseHTTPRequestHandler):
+    class Refuse(QuietHandler):
         def do_POST(self) -> None:
             signed.append(self.headers.get("Authorization", ""))
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -140,17 +139,8 @@ def recording_endpoint() -> Iterator[tuple[str, list[str]]]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
-    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", signed
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Refuse) as url:
+        yield url, signed
 
 
 @pytest.mark.integration
@@ -181,7 +171,7 @@ def test_a_deployed_stack_is_looked_for_in_aws_region(
 @pytest.mark.integration
 def test_an_endpoint_answering_no_aws_answer_is_one_line(data_dir, capsys):
     # GIVEN AWS_ENDPOINT_URL at a server whose every answer is 200 and no XML or JSON
-    class Garbage(http.server.BaseHTTPRequestHandler):
+    class Garbage(QuietHandler):
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
             self.send_response(200)
@@ -189,23 +179,15 @@ def test_an_endpoint_answering_no_aws_answer_is_one_line(data_dir, capsys):
             self.end_headers()
             self.wfile.write(b"<<<no>>>\n")
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Garbage)
-    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
-    env = {
-        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{server.server_address[1]}",
-        "AWS_REGION": "ap-northeast-2",
-        "NEWSDESK_DATA_DIR": str(data_dir),
-    }
-    try:
+    with serving(Garbage) as url:
+        env = {
+            "AWS_ENDPOINT_URL": url,
+            "AWS_REGION": "ap-northeast-2",
+            "NEWSDESK_DATA_DIR": str(data_dir),
+        }
         # WHEN the operator redrives a stack's dead letters THEN one line, exit 2 (was a
         # traceback: botocore's ResponseParserError is no BotoCoreError)
         assert main(["dlq", "redrive", "--stack", "newsdesk"], env) == 2
-    finally:
-        server.shutdown()
-        server.server_close()
     error = capsys.readouterr().err
     assert error.startswith("newsdesk: stack 'newsdesk': Unable to parse response")
     assert error.count("\n") == 1
