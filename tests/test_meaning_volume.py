@@ -31,6 +31,20 @@ def test_up_to_exact_max_the_neighbours_are_every_rows_highest_cosines():
     np.testing.assert_allclose(np.take_along_axis(cosines, indices, axis=1), values, atol=1e-6)
 
 
+@pytest.mark.parametrize("columns", [5, 300, 2500])
+def test_a_blocks_highest_values_are_found_as_a_full_sort_finds_them(columns: int):
+    # rounded values: many ties, which the full sort breaks by column
+    rng = np.random.default_rng(columns)
+    block = np.round(rng.normal(size=(200, columns)), 1).astype(np.float32)
+    k = min(11, columns)
+
+    values, at = neighbours._top(block, k)
+
+    order = np.lexsort((np.tile(np.arange(columns), (200, 1)), -block), axis=1)[:, :k]
+    np.testing.assert_array_equal(at, order)
+    np.testing.assert_array_equal(values, np.take_along_axis(block, order, axis=1))
+
+
 def test_past_exact_max_the_blocks_find_most_neighbours_the_same_way_twice(
     monkeypatch: pytest.MonkeyPatch,
 ):
