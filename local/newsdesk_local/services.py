@@ -33,6 +33,7 @@ from newsdesk_local.infrastructure import REGION, Infrastructure, QueueAddress
 from newsdesk_local.local_postgres import pgserver_at
 from newsdesk_local.pool import start_fork_server
 from newsdesk_local.saved_state import (
+    META,
     RECEIVES,
     each,
     fetch_bucket,
@@ -314,7 +315,7 @@ class LocalServices:
 
             def put(meta_path: Path, bucket: str = bucket) -> None:
                 saved = json.loads(meta_path.read_text(encoding="utf-8"))
-                body = meta_path.with_name(meta_path.name.removesuffix(".meta.json"))
+                body = meta_path.with_name(meta_path.name.removesuffix(META))
                 s3.put_object(
                     Bucket=bucket,
                     Key=saved["key"],
@@ -323,7 +324,7 @@ class LocalServices:
                     Metadata=saved["metadata"],
                 )
 
-            each(put, sorted(folder.rglob("*.meta.json")))
+            each(put, sorted(folder.rglob(f"*{META}")))
 
     def _requeued(
         self, logical_id: str, message: dict[str, Any]

@@ -183,7 +183,7 @@ def meaning_groups(
     vectors = shared().embed(titles) if embeddings is None else embeddings
     graph = meaning_graph(titles, vectors)
     scale = threshold / HANGUL.join
-    script = [HANGUL if h else OTHER for h in has_hangul(titles)]
+    script = [HANGUL if h else OTHER for h in graph.hangul]
     joins = [s.join * scale for s in script]
     means = [s.mean * scale for s in script]
     args = (graph, joins, min_size, taken, times, standing, idle_seconds, means)
