@@ -10,6 +10,7 @@ from newsdesk.cluster import embedding, job, meaning
 from newsdesk.cluster.embedding import DIMENSION, Embedder, model_name, shared
 from newsdesk.cluster.headline import headline_vectors
 from newsdesk.cluster.meaning import meaning_graph
+from newsdesk.cluster.subjects import different_subjects, subject
 from newsdesk.clustering import find_groups
 from newsdesk.storage import embeddings
 from newsdesk_local.cli import main
@@ -48,6 +49,62 @@ def test_korean_paraphrases_sharing_few_ngrams_join_and_one_subjects_other_news_
     groups = find_groups(titles, 0.30, 3, method="meaning", embeddings=embedder.embed(titles))
 
     assert [g.members for g in groups] == [[0, 1, 2]]
+
+
+# A broker's notes on three companies and three firms' results, each set told in one template
+TEMPLATES = [
+    "삼성전기, 올해 실적 개선 기대…목표가↑",
+    "LG이노텍, 하반기 수주 확대 전망…목표가↑",
+    "한미반도체, 업계 최고 수익성 유지 전망…목표가↑",
+    "카카오뱅크, 역대급 실적에 장 초반 급등",
+    "에코프로, 깜짝 실적에 연이틀 급등",
+    "셀트리온, 최대 실적에 장중 급등",
+]
+
+
+def test_template_headlines_about_different_subjects_stay_apart(
+    embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+):
+    vectors = embedder.embed(TEMPLATES)
+
+    groups = find_groups(TEMPLATES, 0.30, 3, method="meaning", embeddings=vectors)
+    # without the subjects' rule the embedding gathers each template
+    monkeypatch.setattr(meaning, "different_subjects", lambda _t, rows, _c: np.zeros(len(rows)) > 0)
+    merged = find_groups(TEMPLATES, 0.30, 3, method="meaning", embeddings=vectors)
+
+    assert groups == []
+    assert [g.members for g in merged] == [[0, 1, 2], [3, 4, 5]]
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("카카오뱅크, 역대급 실적에 급등", "카카오뱅크"),
+        ("[속보] 李대통령, 워싱턴 출국", "이대통령"),  # tags aside, Hanja read as Hangul
+        ("'깜짝 실적' 에코프로, 연이틀 급등", "에코프로"),  # the word before the comma
+        ("“한화오션, 특수선 투자로 몸값 쑥”…목표가↑", "한화오션"),  # opening quote aside
+        ("내년 강남·마용성 단독주택 보유세 10% 넘게 뛴다", None),  # no comma
+        ("서울 아파트값 7주 연속 오름세 이어가는 가운데, 거래는 줄어", None),  # a clause
+        ("北, 동해상 탄도미사일 발사", "북한"),
+        ("이, 단어", None),  # one character
+    ],
+)
+def test_a_headlines_subject_is_the_word_before_its_first_comma(title: str, expected: str | None):
+    assert subject(title) == expected
+
+
+def test_subjects_differ_only_when_neither_title_names_the_others():
+    titles = [
+        "삼성전기, 실적 개선…목표가↑",
+        "LG이노텍, 수주 확대…목표가↑",
+        "차바이오텍, LG이노텍과 전략적 협력",  # names the second's subject
+        "李대통령, 워싱턴 출국",
+        "대통령, 백악관 방문 길 올라",  # shares 대통 with 이대통령
+        "대통령 지지율 소폭 상승",  # no subject
+    ]
+    rows, cols = np.array([0, 1, 0, 3, 3]), np.array([1, 2, 2, 4, 5])
+
+    assert different_subjects(titles, rows, cols).tolist() == [True, False, True, False, False]
 
 
 def test_a_window_of_one_subject_keeps_its_events_apart(monkeypatch: pytest.MonkeyPatch):

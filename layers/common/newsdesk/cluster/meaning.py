@@ -12,7 +12,8 @@ the floor and the join are the pair's script's (``Script``):
   (0.30, and the mean similarity to a group's members at least as much: titles that differ
   by an amount or a date do not chain). It counts its embedding only when each title is among
   the other's MUTUAL nearest: in a window of one subject e5 puts every title close to every
-  other, and events would merge;
+  other, and events would merge; and only when the two do not name different subjects
+  (``subjects``: "한국타이어, … 목표가↑" and "현대건설, … 목표가↑" are two notes);
 - any other pair (English) mixes the two, ``0.3 · e + 0.7 · n`` from 0.8, and joins at 0.12.
 
 Only the pairs that count are kept: by embedding, each title's NEIGHBOURS nearest above its
@@ -37,6 +38,7 @@ from newsdesk.cluster.embedding import shared
 from newsdesk.cluster.headline import headline_vectors
 from newsdesk.cluster.methods import Assignment, Standing
 from newsdesk.cluster.neighbours import nearest
+from newsdesk.cluster.subjects import different_subjects
 from newsdesk.cluster.vectors import Graph, without_common
 
 
@@ -157,6 +159,9 @@ def meaning_graph(
     kept = (cosines > floor) & (~both | (cosines >= np.maximum(near[rows], near[cols])))
     scaled = weight * np.clip((cosines - floor) / (1.0 - floor), 0.0, 1.0)
     kept &= rows != cols
+    # nor if their subjects differ (``subjects``): template headlines of two companies
+    pairs = np.flatnonzero(kept & both)
+    kept[pairs[different_subjects(titles, rows[pairs], cols[pairs])]] = False
     one_way = sp.csr_matrix((scaled[kept], (rows[kept], cols[kept])), shape=(n, n))
     # a title's own pair carries what its script's n-gram share leaves of 1 (a blank title,
     # the zero vector, nothing)
