@@ -44,7 +44,12 @@ def store(database, category, titles, collected_at=NOW, start=0):
 
 
 def cluster(database, clock=lambda: NOW, **overrides):
-    options: dict[str, Any] = {"threshold": 0.6, "min_size": 3, "window_hours": 24}
+    options: dict[str, Any] = {
+        "method": "seed",
+        "threshold": 0.6,
+        "min_size": 3,
+        "window_hours": 24,
+    }
     return run_clustering(database, ClusterPolicy(**(options | overrides)), clock=clock)
 
 

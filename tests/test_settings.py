@@ -27,8 +27,8 @@ def test_defaults_follow_the_design():
     assert settings.fetch_allow_private_networks is False
     assert settings.fetch_interval_seconds == 0.1
     assert settings.outlet_max_failures == 2
-    assert settings.cluster_threshold is None  # the method's own: 0.60 for the seed's
-    assert settings.cluster_method == "seed"
+    assert settings.cluster_threshold is None  # the method's own: 0.30 for meaning's Hangul pairs
+    assert settings.cluster_method == "meaning"
     assert settings.cluster_min_size == 3
     assert settings.photo_title_patterns == DEFAULT_PHOTO_TITLE_PATTERNS
     assert settings.operator_contact is None  # the functions that fetch refuse to start

@@ -26,9 +26,8 @@ from aws_lambda_powertools import Logger
 from newsdesk.cluster.embedding import DIMENSION, model_name, shared
 from newsdesk.cluster.grouping import assign
 from newsdesk.cluster.methods import (
-    DEFAULT_METHOD,
     DEFAULT_MIN_SIZE,
-    DEFAULT_THRESHOLD,
+    DEFAULT_THRESHOLDS,
     Group,
     Standing,
     threshold_for,
@@ -62,8 +61,8 @@ class ClusterPolicy:
     """The cluster stage's settings as the job takes them; unset, each is its setting's default
     (core.settings.cluster), but ``pending_wait``."""
 
-    method: str = DEFAULT_METHOD
-    threshold: float = DEFAULT_THRESHOLD
+    method: str = ClusterSettings.cluster_method
+    threshold: float = DEFAULT_THRESHOLDS[ClusterSettings.cluster_method]
     min_size: int = DEFAULT_MIN_SIZE
     window_hours: float = ClusterSettings.cluster_window_hours
     # Copies (of an article's text, issue 14) take part as any article, counting toward the

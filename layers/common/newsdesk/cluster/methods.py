@@ -12,9 +12,11 @@ from newsdesk.core.settings import CLUSTER_METHODS, METHOD_THRESHOLDS, ClusterSe
 # which sits below the stages and validates CLUSTER_METHOD).
 DEFAULT_THRESHOLDS = METHOD_THRESHOLDS
 METHODS = CLUSTER_METHODS
-# What the functions below use when not told: CLUSTER_METHOD's default, its threshold and
-# CLUSTER_MIN_SIZE's default.
-DEFAULT_METHOD = ClusterSettings.cluster_method
+# What ``cluster_titles``, ``find_groups`` and ``assign`` use when not told: the seed's method
+# and threshold (DESIGN.md's contract: ``cluster_titles(titles)`` is the seed's groups), and
+# CLUSTER_MIN_SIZE's default. A deployment's runs take CLUSTER_METHOD's default instead
+# (``job.ClusterPolicy``, issue 38: the meaning method).
+DEFAULT_METHOD = "seed"
 DEFAULT_THRESHOLD = DEFAULT_THRESHOLDS[DEFAULT_METHOD]
 DEFAULT_MIN_SIZE = ClusterSettings.cluster_min_size
 

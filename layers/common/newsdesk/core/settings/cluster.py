@@ -27,10 +27,10 @@ CLUSTER_METHODS = tuple(METHOD_THRESHOLDS)
 @dataclass(frozen=True)
 class ClusterSettings:
     cluster_method: str = setting(
-        "seed",
+        "meaning",
         choice(CLUSTER_METHODS),
-        "how titles are grouped (docs/clustering.md); `seed` gives the seed pipeline's groups, "
-        "exactly",
+        "how titles are grouped (docs/clustering.md): `meaning` by a sentence embedding and the "
+        "n-grams titles share; `seed` gives the seed pipeline's groups, exactly",
         (CLUSTER,),
     )
     cluster_threshold: float | None = setting(
