@@ -7,6 +7,7 @@ import time
 import pytest
 
 from newsdesk import __version__
+from newsdesk.collect import fetch as fetch_module
 from newsdesk.collect.fetch import FetchPolicy, fetch, is_blocked_address
 from newsdesk.core.errors import (
     BlockedAddressError,
@@ -105,6 +106,20 @@ def test_a_trickling_server_cannot_hold_the_fetch(serve):
     with pytest.raises(FetchTimeoutError):
         fetch(url, LOOPBACK)
     assert time.monotonic() - started < 2 + 3
+
+
+def test_a_body_stalled_past_the_deadline_is_a_timeout_whichever_side_notices_first(
+    serve, monkeypatch: pytest.MonkeyPatch
+):
+    # GIVEN a server that sends its headers and a little of a body of no length, then holds the
+    # connection; and the deadline's timer, which cuts the socket, not yet run when the read's
+    # own timeout ends (a loaded machine: requests then raises a ConnectionError)
+    monkeypatch.setattr(fetch_module._Watch, "_cut", lambda _watch, _sock: None)
+    url = serve("/stall.xml", body=b"<rss>", headers=(("Content-Length", "\u00b2"),))
+
+    # WHEN it is fetched THEN the fetch timed out: it is no connection failure
+    with pytest.raises(FetchTimeoutError):
+        fetch(url, LOOPBACK)
 
 
 def test_declared_oversized_body_is_refused_before_reading(serve):

@@ -309,7 +309,9 @@ def fetch(
     except requests.Timeout as e:
         raise watch.timeout(exception_chain(e)) from e
     except requests.RequestException as e:
-        if watch.expired:
+        # past the deadline, whatever noticed first: the timer's cut, or a read's own timeout
+        # (which requests raises as a ConnectionError when it ends a body's read)
+        if watch.expired or watch.remaining() <= 0:
             raise watch.timeout(exception_chain(e)) from e
         kind, message = in_words(e, url)
         raise FetchError(message, kind=kind, detail=exception_chain(e)) from e
