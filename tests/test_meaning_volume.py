@@ -107,3 +107,32 @@ def test_the_mixed_graph_sums_groups_as_its_rows_do(seed: int):
     by_rows = centroid_pass(mixed, *rest, block_rows=32, step_rows=8, merge=True)
     by_whole = centroid_pass(whole, *rest, block_rows=32, step_rows=8, merge=True)
     assert by_rows.groups == by_whole.groups
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_a_title_read_alone_is_its_row_of_the_graph(seed: int):
+    # GIVEN the meaning method's graph
+    titles, vectors = mixed_window(120, seed)
+    mixed = meaning_graph(titles, vectors)
+
+    # THEN a title's entries read alone (as a settling pass reads them) add up to its row
+    for i in range(120):
+        columns, values = mixed.entries(i)
+        alone = sp.csr_matrix((values, (np.zeros_like(columns), columns)), shape=(1, 120))
+        np.testing.assert_allclose(alone.toarray(), mixed.rows(i, i + 1).toarray(), atol=1e-12)
+
+
+def test_settling_over_the_graph_is_the_whole_pass_again():
+    # GIVEN a window of the meaning method whose pass merges groups (seed 4)
+    titles, vectors = mixed_window(120, 4)
+    mixed = meaning_graph(titles, vectors)
+    rest = (0.25, 3, np.zeros(120, dtype=bool), None, None)
+    unmerged = centroid_pass(mixed, *rest, block_rows=32, step_rows=8)
+
+    # WHEN the pass merges, then compares again only the titles the merges changed, or all
+    changed = centroid_pass(mixed, *rest, block_rows=32, step_rows=8, merge=True)
+    whole = centroid_pass(mixed, *rest, block_rows=32, step_rows=8, merge=True, settle="whole")
+
+    # THEN both leave the same groups, and the merges changed some
+    assert changed.groups == whole.groups
+    assert changed.groups != unmerged.groups

@@ -211,7 +211,7 @@ class _Pass:
         for start in range(0, n, block_rows):
             stop = min(n, start + block_rows)
             # every earlier title's product (the later ones' are dropped in the step)
-            block = rows(start, stop)
+            block = rows.rows(start, stop)
             for step in range(start, stop, step_rows):
                 products = block[step - start : min(stop, step + step_rows) - start]
                 if self.neighbours is not None:
@@ -396,18 +396,18 @@ class _Pass:
     def _compared(self, i: int, rows: Rows) -> tuple[set[int], Callable[[int], float]]:
         """Title ``i``'s candidate groups and its summed similarity to each group, from its
         products with the titles placed before it."""
-        row = rows(i, i + 1)
-        earlier = row.indices < i
-        cols, values = row.indices[earlier], row.data[earlier]
+        entries, parts = rows.entries(i)
+        earlier = entries < i
+        cols, at = np.unique(entries[earlier], return_inverse=True)
+        values = np.bincount(at, weights=parts[earlier], minlength=len(cols))
         groups = self.group_of[cols]
         placed = groups >= 0
         groups, values = groups[placed], values[placed]
-        # summed per group it has a member of (not a list over every group: a window of
-        # 100,000 titles has thousands, and many titles are compared again)
-        present, at = np.unique(groups, return_inverse=True)
-        sums = dict(zip(present.tolist(), np.bincount(at, weights=values).tolist(), strict=True))
+        # summed per group, an array over every group so far (a window of 100,000 titles has
+        # thousands: an array costs less than a sort of the few a title meets)
+        sums = np.bincount(groups, weights=values, minlength=len(self.members))
         candidates = set(np.unique(groups[values >= CANDIDATE_SIMILARITY]).tolist())
-        return candidates, lambda g: sums.get(g, 0.0)
+        return candidates, lambda g: float(sums[g]) if g < len(sums) else 0.0
 
     def merge(self, min_size: int) -> bool:
         """Fold groups of one story found apart (``merge_groups``, at the titles' join

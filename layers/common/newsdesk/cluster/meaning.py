@@ -39,7 +39,7 @@ from newsdesk.cluster.headline import headline_vectors
 from newsdesk.cluster.methods import Assignment, Standing
 from newsdesk.cluster.neighbours import nearest
 from newsdesk.cluster.subjects import different_subjects
-from newsdesk.cluster.vectors import Graph, without_common
+from newsdesk.cluster.vectors import Graph, row_entries, without_common
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,15 @@ class Mixed(Graph):
         both = self.hangul[row_of] & self.hangul[block.indices]
         block.data *= np.where(both, *self.lexical_share)
         return (block + self.meant[start:stop]).tocsr()
+
+    def entries(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        cols, values = row_entries(self.lexical, self.lexical_t, i)
+        values *= np.where(self.hangul[i] & self.hangul[cols], *self.lexical_share)
+        lo, hi = self.meant.indptr[i], self.meant.indptr[i + 1]
+        return (
+            np.concatenate((cols, self.meant.indices[lo:hi])),
+            np.concatenate((values, self.meant.data[lo:hi])),
+        )
 
     def between(self, membership: sp.csr_matrix) -> sp.csr_matrix:
         """As ``Graph.between``, the n-gram part from the groups' summed vectors: each pair's

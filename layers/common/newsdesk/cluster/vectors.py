@@ -7,8 +7,8 @@ fixed number of entries). Memory grows with the number of similar pairs, not wit
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TypeAlias
+from collections.abc import Sequence
+from typing import Protocol, TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
@@ -128,6 +128,11 @@ class Graph:
         """Titles ``start`` … ``stop - 1``'s similarities to every title."""
         return self.matrix[start:stop]
 
+    def entries(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Title ``i``'s similarities (``Rows.entries``)."""
+        row = self.rows(i, i + 1)
+        return row.indices, row.data
+
     def diagonal(self) -> np.ndarray:
         return np.asarray(self.matrix.diagonal(), dtype=np.float64)
 
@@ -172,20 +177,52 @@ def self_similarity(vectors: Similar) -> np.ndarray:
     return np.asarray(vectors.multiply(vectors).sum(axis=1), dtype=np.float64).ravel()
 
 
-Rows: TypeAlias = Callable[[int, int], sp.csr_matrix]
+class Rows(Protocol):
+    """The titles' similarities as a pass reads them: a block of rows at once, or one title's
+    (a settling pass compares thousands of single titles again, and a sparse matrix costs
+    more to make than their products)."""
+
+    def rows(self, start: int, stop: int) -> sp.csr_matrix:
+        """Titles ``start`` … ``stop - 1``'s similarities to every title."""
+        ...
+
+    def entries(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Title ``i``'s similarities as columns and values, a column possibly more than once
+        (its values add up)."""
+        ...
+
+
+class _Products:
+    """Title vectors' products over the n-grams two titles share."""
+
+    def __init__(self, vectors: sp.csr_matrix) -> None:
+        frequency = np.bincount(vectors.indices, minlength=vectors.shape[1])
+        shared = np.flatnonzero(frequency > 1)
+        self.left = vectors if len(shared) == vectors.shape[1] else vectors[:, shared].tocsr()
+        self.right = self.left.T.tocsr()
+
+    def rows(self, start: int, stop: int) -> sp.csr_matrix:
+        return (self.left[start:stop] @ self.right).tocsr()
+
+    def entries(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        return row_entries(self.left, self.right, i)
 
 
 def product_rows(vectors: Similar) -> Rows:
-    """A function of ``start`` and ``stop`` whose value's rows are those titles' similarities
-    to every title, off the diagonal (the centroid pass reads them a block of rows at a time):
-    the vectors over the n-grams two titles share times its transpose, or the graph's rows."""
-    if isinstance(vectors, Graph):
-        return vectors.rows
-    frequency = np.bincount(vectors.indices, minlength=vectors.shape[1])
-    shared = np.flatnonzero(frequency > 1)
-    compact = vectors if len(shared) == vectors.shape[1] else vectors[:, shared].tocsr()
-    right = compact.T.tocsr()
-    return lambda start, stop: (compact[start:stop] @ right).tocsr()
+    """The titles' similarities as a pass reads them: the vectors' products, or the graph."""
+    return vectors if isinstance(vectors, Graph) else _Products(vectors)
+
+
+def row_entries(left: sp.csr_matrix, right: sp.csr_matrix, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row ``i`` of ``left @ right`` as ``Rows.entries`` gives it, unsummed: each of the row's
+    terms times that term's row of ``right``, gathered in numpy."""
+    lo, hi = left.indptr[i], left.indptr[i + 1]
+    terms, weights = left.indices[lo:hi], left.data[lo:hi]
+    starts = right.indptr[terms]
+    counts = right.indptr[terms + 1] - starts
+    offsets = np.cumsum(counts) - counts
+    at = np.arange(int(counts.sum())) + np.repeat(starts - offsets, counts)
+    return right.indices[at], right.data[at] * np.repeat(weights, counts)
 
 
 def _membership(groups: Sequence[Sequence[int]], n: int) -> sp.csr_matrix:
