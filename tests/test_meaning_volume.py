@@ -6,10 +6,18 @@ import pytest
 import scipy.sparse as sp
 
 from newsdesk.cluster import neighbours
-from newsdesk.cluster.centroid import centroid_pass
+from newsdesk.cluster.centroid import CANDIDATE_SIMILARITY, _Pass, centroid_pass
+from newsdesk.cluster.headline import headline_vectors
 from newsdesk.cluster.meaning import meaning_graph
 from newsdesk.cluster.neighbours import nearest
-from newsdesk.cluster.vectors import Graph, between_groups, representatives, self_similarity
+from newsdesk.cluster.vectors import (
+    Graph,
+    Similar,
+    between_groups,
+    product_rows,
+    representatives,
+    self_similarity,
+)
 
 
 def clustered(n: int, centres: int, spread: float, seed: int) -> np.ndarray:
@@ -115,11 +123,12 @@ def test_a_title_read_alone_is_its_row_of_the_graph(seed: int):
     titles, vectors = mixed_window(120, seed)
     mixed = meaning_graph(titles, vectors)
 
-    # THEN a title's entries read alone (as a settling pass reads them) add up to its row
+    # THEN a title's entries read alone (as a settling pass reads them) add up to its row, to
+    # the last bit
     for i in range(120):
         columns, values = mixed.entries(i)
         alone = sp.csr_matrix((values, (np.zeros_like(columns), columns)), shape=(1, 120))
-        np.testing.assert_allclose(alone.toarray(), mixed.rows(i, i + 1).toarray(), atol=1e-12)
+        np.testing.assert_array_equal(alone.toarray(), mixed.rows(i, i + 1).toarray())
 
 
 def test_settling_over_the_graph_is_the_whole_pass_again():
@@ -136,3 +145,34 @@ def test_settling_over_the_graph_is_the_whole_pass_again():
     # THEN both leave the same groups, and the merges changed some
     assert changed.groups == whole.groups
     assert changed.groups != unmerged.groups
+
+
+@pytest.mark.parametrize("kind", ["vectors", "graph", "meaning"])
+def test_a_title_compared_again_sees_each_groups_sum_and_its_candidates(kind: str):
+    # GIVEN a pass over a window (title vectors, a graph held whole, or the meaning graph),
+    # every title placed
+    titles, vectors = mixed_window(120, 5)
+    mixed = meaning_graph(titles, vectors)
+    similar: Similar = {
+        "vectors": headline_vectors(titles),
+        "graph": Graph(mixed.rows(0, 120)),
+        "meaning": mixed,
+    }[kind]
+    rows = product_rows(similar)
+    state = _Pass(similar, 0.25, 0.0, [-1] * 120, [False] * 120, None, 3600.0)
+    state.run({}, rows, 32, 8)
+    assert len(state.members) > 5
+
+    for i in range(120):
+        # WHEN a title is compared again with the titles before it (a settling pass's way)
+        candidates, dot = state._compared(i, rows)
+
+        # THEN each group's sum is its members' before the title, from the title's whole row,
+        # and its candidates are the groups with such a member at least CANDIDATE_SIMILARITY
+        row = rows.rows(i, i + 1).toarray().ravel()
+        earlier = np.arange(120) < i
+        for g, members in enumerate(state.members):
+            before = [m for m in members if earlier[m]]
+            assert dot(g) == pytest.approx(row[before].sum(), abs=1e-12)
+        expected = {int(state.group_of[j]) for j in range(i) if row[j] >= CANDIDATE_SIMILARITY}
+        assert candidates == expected

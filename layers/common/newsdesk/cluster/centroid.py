@@ -403,8 +403,8 @@ class _Pass:
         groups = self.group_of[cols]
         placed = groups >= 0
         groups, values = groups[placed], values[placed]
-        # summed per group, an array over every group so far (a window of 100,000 titles has
-        # thousands: an array costs less than a sort of the few a title meets)
+        # summed per group: one array over every group so far (thousands, in a window of
+        # 100,000 titles), which costs less than sorting the few groups a title meets
         sums = np.bincount(groups, weights=values, minlength=len(self.members))
         candidates = set(np.unique(groups[values >= CANDIDATE_SIMILARITY]).tolist())
         return candidates, lambda g: float(sums[g]) if g < len(sums) else 0.0

@@ -94,7 +94,11 @@ class Mixed(Graph):
         return (block + self.meant[start:stop]).tocsr()
 
     def entries(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        cols, values = row_entries(self.lexical, self.lexical_t, i)
+        """Title ``i``'s n-gram products summed per column, then weighted by the pair's script
+        (as ``rows`` weights them: the same values to the last bit), and its meaning pairs."""
+        products, parts = row_entries(self.lexical, self.lexical_t, i)
+        cols, at = np.unique(products, return_inverse=True)
+        values = np.bincount(at, weights=parts, minlength=len(cols))
         values *= np.where(self.hangul[i] & self.hangul[cols], *self.lexical_share)
         lo, hi = self.meant.indptr[i], self.meant.indptr[i + 1]
         return (
