@@ -147,17 +147,31 @@ def test_settling_over_the_graph_is_the_whole_pass_again():
     assert changed.groups != unmerged.groups
 
 
-@pytest.mark.parametrize("kind", ["vectors", "graph", "meaning"])
-def test_a_title_compared_again_sees_each_groups_sum_and_its_candidates(kind: str):
-    # GIVEN a pass over a window (title vectors, a graph held whole, or the meaning graph),
-    # every title placed
+def similarities(kind: str) -> Similar:
+    """A window's similarities as title vectors, a graph held whole, or the meaning graph."""
     titles, vectors = mixed_window(120, 5)
     mixed = meaning_graph(titles, vectors)
-    similar: Similar = {
+    return {
         "vectors": headline_vectors(titles),
         "graph": Graph(mixed.rows(0, 120)),
         "meaning": mixed,
     }[kind]
+
+
+@pytest.mark.parametrize("kind", ["vectors", "graph", "meaning"])
+def test_a_blocks_products_with_the_titles_before_its_end_are_its_rows_cut_there(kind: str):
+    rows = product_rows(similarities(kind))
+    for start, stop in [(0, 32), (32, 64), (40, 41), (96, 120)]:
+        earlier = rows.earlier(start, stop)
+        assert earlier.shape == (stop - start, stop)
+        np.testing.assert_array_equal(earlier.toarray(), rows.rows(start, stop).toarray()[:, :stop])
+
+
+@pytest.mark.parametrize("kind", ["vectors", "graph", "meaning"])
+def test_a_title_compared_again_sees_each_groups_sum_and_its_candidates(kind: str):
+    # GIVEN a pass over a window (title vectors, a graph held whole, or the meaning graph),
+    # every title placed
+    similar = similarities(kind)
     rows = product_rows(similar)
     state = _Pass(similar, 0.25, 0.0, [-1] * 120, [False] * 120, None, 3600.0)
     state.run({}, rows, 32, 8)

@@ -210,8 +210,9 @@ class _Pass:
         n = self.vectors.shape[0]
         for start in range(0, n, block_rows):
             stop = min(n, start + block_rows)
-            # every earlier title's product (the later ones' are dropped in the step)
-            block = rows.rows(start, stop)
+            # the block's products with every title before its end (the step drops the
+            # products of titles after each row)
+            block = rows.earlier(start, stop)
             for step in range(start, stop, step_rows):
                 products = block[step - start : min(stop, step + step_rows) - start]
                 if self.neighbours is not None:

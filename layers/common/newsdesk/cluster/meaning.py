@@ -39,7 +39,7 @@ from newsdesk.cluster.headline import headline_vectors
 from newsdesk.cluster.methods import Assignment, Standing
 from newsdesk.cluster.neighbours import nearest
 from newsdesk.cluster.subjects import different_subjects
-from newsdesk.cluster.vectors import Graph, row_entries, without_common
+from newsdesk.cluster.vectors import Graph, first_columns, row_entries, without_common
 
 
 @dataclass(frozen=True)
@@ -87,11 +87,19 @@ class Mixed(Graph):
         self.shape = meant.shape
 
     def rows(self, start: int, stop: int) -> sp.csr_matrix:
-        block = (self.lexical[start:stop] @ self.lexical_t).tocsr()
+        return self._products(start, stop, self.shape[1])
+
+    def earlier(self, start: int, stop: int) -> sp.csr_matrix:
+        return self._products(start, stop, stop)
+
+    def _products(self, start: int, stop: int, columns: int) -> sp.csr_matrix:
+        """Titles ``start`` … ``stop - 1``'s n-gram products with the first ``columns`` titles,
+        weighted by script, plus their meaning pairs."""
+        block = first_columns((self.lexical[start:stop] @ self.lexical_t).tocsr(), columns)
         row_of = np.repeat(np.arange(start, stop), np.diff(block.indptr))
         both = self.hangul[row_of] & self.hangul[block.indices]
         block.data *= np.where(both, *self.lexical_share)
-        return (block + self.meant[start:stop]).tocsr()
+        return (block + first_columns(self.meant[start:stop], columns)).tocsr()
 
     def entries(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """Title ``i``'s n-gram products summed per column, then weighted by the pair's script
