@@ -39,6 +39,7 @@ from newsdesk.cluster.vectors import (
     Similar,
     centrality,
     centroid_vectors,
+    kept_indptr,
     product_rows,
     representatives,
     self_similarity,
@@ -318,7 +319,7 @@ class _Pass:
                 (
                     np.ones(int(close.sum())),
                     products.indices[close],
-                    _kept_indptr(products.indptr, close),
+                    kept_indptr(products.indptr, close),
                 ),
                 shape=products.shape,
             )
@@ -545,16 +546,9 @@ def _within_step(products: sp.csr_matrix, first: int) -> tuple[list[int], list[i
     ``indptr``, ``indices`` and ``data`` lists."""
     row_of = np.repeat(np.arange(products.shape[0]), np.diff(products.indptr))
     within = (products.indices >= first) & (products.indices < row_of + first)
-    w_ptr = _kept_indptr(products.indptr, within).tolist()
+    w_ptr = kept_indptr(products.indptr, within).tolist()
     return w_ptr, products.indices[within].tolist(), products.data[within].tolist()
 
 
 def _per_title(value: float | Sequence[float], n: int) -> list[float]:
     return [float(value)] * n if isinstance(value, int | float) else [float(v) for v in value]
-
-
-def _kept_indptr(indptr: np.ndarray, kept: np.ndarray) -> np.ndarray:
-    """A CSR matrix's ``indptr`` once only the entries flagged ``kept`` are left."""
-    counts = np.concatenate(([0], np.cumsum(kept, dtype=np.int64)))
-    kept_indptr: np.ndarray = counts[indptr]
-    return kept_indptr

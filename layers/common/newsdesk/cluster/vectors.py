@@ -231,10 +231,17 @@ def first_columns(matrix: sp.csr_matrix, stop: int) -> sp.csr_matrix:
     if stop >= matrix.shape[1]:
         return matrix
     kept = matrix.indices < stop
-    indptr = np.concatenate(([0], np.cumsum(kept)))[matrix.indptr]
     return sp.csr_matrix(
-        (matrix.data[kept], matrix.indices[kept], indptr), shape=(matrix.shape[0], stop)
+        (matrix.data[kept], matrix.indices[kept], kept_indptr(matrix.indptr, kept)),
+        shape=(matrix.shape[0], stop),
     )
+
+
+def kept_indptr(indptr: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """A CSR matrix's ``indptr`` once only the entries flagged ``kept`` are left."""
+    counts = np.concatenate(([0], np.cumsum(kept, dtype=np.int64)))
+    shifted: np.ndarray = counts[indptr]
+    return shifted
 
 
 def row_entries(left: sp.csr_matrix, right: sp.csr_matrix, i: int) -> tuple[np.ndarray, np.ndarray]:
