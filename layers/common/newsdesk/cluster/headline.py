@@ -134,9 +134,10 @@ def _across_gaps(
 
 def _counts(n: int, key: np.ndarray, row: np.ndarray) -> sp.csr_matrix:
     """Titles by distinct keys (numbered in key order), each cell how often the title has it."""
-    order = np.argsort(key, kind="stable")
+    order = np.argsort(key)  # equal keys share a column whatever their order: no stable sort
+    ordered = key[order]
     first = np.ones(len(key), dtype=bool)
-    first[1:] = key[order][1:] != key[order][:-1]
+    first[1:] = ordered[1:] != ordered[:-1]
     column = np.empty(len(key), dtype=np.int64)
     column[order] = np.cumsum(first) - 1
     columns = max(int(first.sum()), 1)
