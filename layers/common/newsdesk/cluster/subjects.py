@@ -51,12 +51,15 @@ def _bigrams(word: str) -> set[str]:
 def different_subjects(titles: Sequence[str], rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """For each pair (``rows[k]``, ``cols[k]``): whether both titles have a subject, the two
     share no two characters in a row, and neither title names the other's."""
-    subjects = [subject(t) or "" for t in titles]
+    # a title without a comma has no subject (most of a window's, and every generated one)
+    subjects = [(subject(t) or "") if _COMMA.search(t) else "" for t in titles]
+    has = np.array([bool(s) for s in subjects], dtype=bool)
     read: dict[int, str] = {}
     out = np.zeros(len(rows), dtype=bool)
-    for k, (i, j) in enumerate(zip(rows.tolist(), cols.tolist(), strict=True)):
+    both = np.flatnonzero(has[rows] & has[cols])
+    for k, i, j in zip(both.tolist(), rows[both].tolist(), cols[both].tolist(), strict=True):
         a, b = subjects[i], subjects[j]
-        if not a or not b or a == b or _bigrams(a) & _bigrams(b):
+        if a == b or _bigrams(a) & _bigrams(b):
             continue
         for n in (i, j):
             if n not in read:
