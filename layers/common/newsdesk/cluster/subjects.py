@@ -33,6 +33,8 @@ def subject(title: str) -> str | None:
     """The last word before the title's first comma (tags such as ``[속보]`` and opening quotes
     aside), read as ``_read`` does; None when there is no such comma or the word is a single
     character."""
+    if not _COMMA.search(title):  # most titles: nothing to strip and read
+        return None
     text = strip_tags(title).lstrip(_QUOTES + " ")
     comma = _COMMA.search(text)
     if comma is None or comma.start() > LONGEST:
@@ -51,8 +53,7 @@ def _bigrams(word: str) -> set[str]:
 def different_subjects(titles: Sequence[str], rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """For each pair (``rows[k]``, ``cols[k]``): whether both titles have a subject, the two
     share no two characters in a row, and neither title names the other's."""
-    # a title without a comma has no subject (most of a window's, and every generated one)
-    subjects = [(subject(t) or "") if _COMMA.search(t) else "" for t in titles]
+    subjects = [subject(t) or "" for t in titles]
     has = np.array([bool(s) for s in subjects], dtype=bool)
     read: dict[int, str] = {}
     out = np.zeros(len(rows), dtype=bool)
